@@ -1,0 +1,38 @@
+# hwforest: `make` runs the main job, `make test` the tests. Both create .venv and
+# install the project on first use (a stamp file keeps later calls from reinstalling).
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+BUILD  := build
+
+.DEFAULT_GOAL := all
+.PHONY: all setup verilog sim test clean distclean
+
+$(STAMP): pyproject.toml
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e .
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job. Until the hardware vs scikit-learn comparison exists it elaborates the
+# Verilog and runs every cocotb testbench under Verilator against the golden model.
+all: verilog sim
+
+verilog: $(STAMP)
+	$(VPY) -m hw.elaborate --out $(BUILD)/verilog
+
+sim: $(STAMP)
+	$(VPY) -m sim.runner
+
+test: $(STAMP)
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(BUILD) results .pytest_cache
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,1 @@
+"""Amaranth gateware of the random-forest training accelerator."""

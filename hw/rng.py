@@ -1,0 +1,189 @@
+"""Per-tree pseudo-random generator: the gateware twin of ``sw.rng``.
+
+The numbers, their order and the rejection rule are specified in ``sw/rng.py``; this
+module must agree with it bit for bit (checked in Verilator by ``sim/tb_rng.py``).
+"""
+
+from amaranth.hdl import Const, Module, Signal
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+from sw.rng import GAMMA_SALT, MIX_MULTIPLIER_1, MIX_MULTIPLIER_2, SEED_SALT, WORD_BITS
+
+__all__ = ["TreeRandom", "request_layout", "draw_layout"]
+
+
+def request_layout(bound_bits):
+    """Payload of a draw request: the exclusive upper bound of the number wanted."""
+    return data.StructLayout({"bound": bound_bits})
+
+
+def draw_layout(bound_bits):
+    """Payload of a draw: an integer uniform in [0, bound)."""
+    return data.StructLayout({"value": bound_bits})
+
+
+class _Phase(enum.Enum, shape=2):
+    IDLE = 0            # no stream selected since reset
+    DERIVE = 1          # hashing (seed, tree index) into the stream's key and increment
+    RUN = 2             # raw words flow through the mixer
+
+
+class TreeRandom(wiring.Component):
+    """Uniform integers in [0, bound) from the stream of one tree, by rejection.
+
+    A pulse on ``start`` selects the stream of (``seed``, ``tree_index``) and restarts it
+    from its first word, discarding anything in flight. The key and the increment are
+    derived by passing three words through the mixer (about 10 cycles); then one raw word
+    per cycle leaves the two-stage mixer pipeline. Each request on ``requests`` yields one
+    draw on ``draws``; a raw word whose masked value is not below ``bound`` is dropped and
+    the next one is tried, exactly as ``sw.rng.TreeRandom.integer``.
+
+    Throughput: one draw per accepted raw word, i.e. at least one draw every two cycles on
+    average for any bound, one per cycle for powers of two. Latency from a request to
+    its draw: 1 cycle when a raw word is waiting.
+
+    Parameters
+    ----------
+    bound_bits : int
+        Width of ``bound`` and of the drawn values (1 to 32). Bounds up to
+        ``2**bound_bits - 1`` are accepted.
+    tree_index_bits : int
+        Width of ``tree_index`` (1 to 32).
+
+    Members
+    -------
+    seed : In(32)
+        Forest seed, sampled on ``start``.
+    tree_index : In(tree_index_bits)
+        Tree index, sampled on ``start``.
+    start : In(1)
+        Restart the generator on the stream of (seed, tree_index).
+    requests : In(stream.Signature(request_layout(bound_bits)))
+        Draw requests.
+    draws : Out(stream.Signature(draw_layout(bound_bits)))
+        One draw per request, in order.
+    running : Out(1)
+        High once the stream's key is derived (draws can flow).
+    bad_bound : Out(1)
+        Sticky until ``start``: a request had bound 0. It is answered with value 0 and
+        one raw word is used, so a consumer never hangs.
+    """
+
+    def __init__(self, *, bound_bits=16, tree_index_bits=16):
+        try:
+            check_integer("bound_bits", bound_bits, 1, WORD_BITS)
+            check_integer("tree_index_bits", tree_index_bits, 1, WORD_BITS)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.bound_bits = bound_bits
+        self.tree_index_bits = tree_index_bits
+        super().__init__({
+            "seed": In(WORD_BITS),
+            "tree_index": In(tree_index_bits),
+            "start": In(1),
+            "requests": In(stream.Signature(request_layout(bound_bits))),
+            "draws": Out(stream.Signature(draw_layout(bound_bits))),
+            "running": Out(1),
+            "bad_bound": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+
+        phase = Signal(_Phase)
+        m.d.comb += self.running.eq(phase == _Phase.RUN)
+
+        # Mixer pipeline (MurmurHash3 fmix32), split at the two multiplications.
+        mixer_input = Signal(WORD_BITS)
+        mixer_input_valid = Signal()
+        stage1, stage1_valid = Signal(WORD_BITS), Signal()
+        stage2, stage2_valid = Signal(WORD_BITS), Signal()
+        stage1_next = Signal(WORD_BITS)
+        stage2_next = Signal(WORD_BITS)
+        mixed = Signal(WORD_BITS)
+        m.d.comb += [
+            stage1_next.eq((mixer_input ^ (mixer_input >> 16)) * MIX_MULTIPLIER_1),
+            stage2_next.eq((stage1 ^ (stage1 >> 13)) * MIX_MULTIPLIER_2),
+            mixed.eq(stage2 ^ (stage2 >> 16)),
+        ]
+        # The pipeline moves as a whole unless its output waits to be used.
+        raw_used = Signal()
+        advance = Signal()
+        m.d.comb += advance.eq(~stage2_valid | raw_used)
+        with m.If(advance):
+            m.d.sync += [
+                stage1.eq(stage1_next), stage1_valid.eq(mixer_input_valid),
+                stage2.eq(stage2_next), stage2_valid.eq(stage1_valid),
+            ]
+
+        # Stream state: counter = key + (i + 1) * gamma for the next raw word i to issue.
+        key = Signal(WORD_BITS)
+        gamma = Signal(WORD_BITS)
+        counter = Signal(WORD_BITS)
+        derive_step = Signal(2)     # which derivation word is in the pipeline
+        derive_issued = Signal()
+
+        # Draw output register and the rejection rule on the oldest raw word.
+        draw_valid = Signal()
+        draw_value = Signal(self.bound_bits)
+        m.d.comb += [self.draws.valid.eq(draw_valid), self.draws.p.value.eq(draw_value)]
+        bound = self.requests.p.bound
+        mask = Signal(self.bound_bits)
+        smeared = bound - 1
+        for shift in (1, 2, 4, 8, 16):
+            smeared = smeared | (smeared >> shift)
+        m.d.comb += mask.eq(smeared)
+        candidate = Signal(self.bound_bits)
+        m.d.comb += candidate.eq(mixed & mask)
+        output_free = ~draw_valid | self.draws.ready
+        with m.If(self.draws.ready):
+            m.d.sync += draw_valid.eq(0)
+
+        with m.Switch(phase):
+            with m.Case(_Phase.DERIVE):
+                # Three words pass the mixer one after another: seed hash, key, gamma.
+                m.d.comb += mixer_input_valid.eq(~derive_issued)
+                with m.Switch(derive_step):
+                    with m.Case(0):
+                        m.d.comb += mixer_input.eq(self.seed ^ SEED_SALT)
+                    with m.Case(1):
+                        m.d.comb += mixer_input.eq(key ^ self.tree_index)
+                    with m.Case(2):
+                        m.d.comb += mixer_input.eq(key ^ GAMMA_SALT)
+                with m.If(~derive_issued):
+                    m.d.sync += derive_issued.eq(1)
+                with m.If(stage2_valid):
+                    m.d.comb += raw_used.eq(1)
+                    m.d.sync += [derive_step.eq(derive_step + 1), derive_issued.eq(0)]
+                    with m.Switch(derive_step):
+                        with m.Case(0, 1):
+                            m.d.sync += key.eq(mixed)
+                        with m.Case(2):
+                            m.d.sync += [
+                                gamma.eq(mixed | 1),
+                                counter.eq(key + (mixed | 1)),
+                                phase.eq(_Phase.RUN),
+                            ]
+            with m.Case(_Phase.RUN):
+                m.d.comb += [mixer_input.eq(counter), mixer_input_valid.eq(1)]
+                with m.If(advance):
+                    m.d.sync += counter.eq(counter + gamma)
+                with m.If(stage2_valid & self.requests.valid & output_free):
+                    m.d.comb += raw_used.eq(1)
+                    with m.If(candidate < bound):
+                        m.d.comb += self.requests.ready.eq(1)
+                        m.d.sync += [draw_valid.eq(1), draw_value.eq(candidate)]
+                    with m.Elif(bound == 0):
+                        m.d.comb += self.requests.ready.eq(1)
+                        m.d.sync += [draw_valid.eq(1), draw_value.eq(0), self.bad_bound.eq(1)]
+
+        # A start wins over everything above: flush the pipeline and the output.
+        with m.If(self.start):
+            m.d.sync += [
+                phase.eq(_Phase.DERIVE), derive_step.eq(0), derive_issued.eq(0),
+                stage1_valid.eq(0), stage2_valid.eq(0), draw_valid.eq(0), self.bad_bound.eq(0),
+            ]
+        return m

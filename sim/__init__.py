@@ -1,0 +1,1 @@
+"""cocotb testbenches and the Verilator simulation runner."""

