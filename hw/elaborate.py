@@ -12,12 +12,14 @@ from pathlib import Path
 from amaranth.back import verilog
 
 from hw.rng import TreeRandom
+from hw.sorter import RadixSorter
 
 __all__ = ["DESIGNS", "design_name", "write_verilog", "main"]
 
 #: Top-level name -> (component class, default parameters).
 DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
+    "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
 }
 
 

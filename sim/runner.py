@@ -151,6 +151,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
 #: Every testbench of the project: (design, cocotb module, testbench settings).
 TESTBENCHES = [
     ("tree_random", "sim.tb_rng", {"seed_count": 1000}),
+    ("radix_sorter", "sim.tb_sorter", {"random_cases": 20}),
 ]
 
 

@@ -1,0 +1,273 @@
+"""Presorting unit: a stable LSD radix sort of one feature's codes over the whole dataset.
+
+The golden model's ``presorted order`` of a feature is ``np.argsort(codes, kind="stable")``:
+rows in ascending code order, equal codes in ascending row order. This block produces
+exactly that, once per feature and dataset, so that no tree ever sorts again.
+
+Why a radix sort (see ``docs/sorter.md`` for the numbers): the keys are short unsigned
+codes, so ``ceil(code_bits / radix_bits)`` counting passes sort ``n`` rows in about
+``n * (passes + 2) + passes * 2**radix_bits`` cycles with no comparator at all, against
+``n * log2(n)`` cycles for a FIFO merge sorter and ``log2(n)**2 / 2`` comparator stages
+of ``n / 2`` comparators for a bitonic network. An LSD radix sort is stable by
+construction, which gives the row-index tie-break for free.
+"""
+
+from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+
+__all__ = ["RadixSorter", "code_layout", "sorted_row_layout"]
+
+
+def code_layout(code_bits):
+    """Payload of the input: one row's code, rows in row order; ``last`` on the final row."""
+    return data.StructLayout({"code": code_bits, "last": 1})
+
+
+def sorted_row_layout(code_bits, row_bits):
+    """Payload of the output: a row index and its code, in sorted order."""
+    return data.StructLayout({"row": row_bits, "code": code_bits, "last": 1})
+
+
+class RadixSorter(wiring.Component):
+    """Stable LSD radix sort of up to ``max_rows`` codes.
+
+    Phases: clear the digit counters (``2**radix_bits`` cycles, also after a reset, since
+    memories keep their contents), load the rows while counting the first digit (one row
+    per cycle), then per digit turn counts into offsets (``2**radix_bits`` cycles) and
+    scatter every row to its place (one row per cycle, counting the next digit on the
+    way), and finally stream the sorted rows out (one per cycle when not stalled).
+
+    More than ``max_rows`` rows: the input is drained up to its ``last`` row, nothing is
+    emitted, and ``overflow`` stays high until the next sort starts.
+
+    Parameters
+    ----------
+    max_rows : int
+        Capacity in rows (2 to 2**20).
+    code_bits : int
+        Width of a code (1 to 32).
+    radix_bits : int
+        Digit width of one counting pass (1 to 12); ``2**radix_bits`` counters.
+
+    Members
+    -------
+    codes : In(stream.Signature(code_layout(code_bits)))
+        The feature's codes in row order.
+    sorted : Out(stream.Signature(sorted_row_layout(code_bits, row_bits)))
+        (row, code) in ascending code order, ties in ascending row order.
+    busy : Out(1)
+        A sort is under way (from the first row in to the last row out).
+    overflow : Out(1)
+        The last input had more than ``max_rows`` rows.
+    """
+
+    def __init__(self, *, max_rows=4096, code_bits=16, radix_bits=8):
+        try:
+            check_integer("max_rows", max_rows, 2, 1 << 20)
+            check_integer("code_bits", code_bits, 1, 32)
+            check_integer("radix_bits", radix_bits, 1, 12)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.max_rows = max_rows
+        self.code_bits = code_bits
+        self.radix_bits = min(radix_bits, code_bits)
+        self.passes = -(-code_bits // self.radix_bits)
+        self.row_bits = (max_rows - 1).bit_length()
+        super().__init__({
+            "codes": In(stream.Signature(code_layout(code_bits))),
+            "sorted": Out(stream.Signature(sorted_row_layout(code_bits, self.row_bits))),
+            "busy": Out(1),
+            "overflow": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        radix = 1 << self.radix_bits
+        entry_layout = data.StructLayout({"code": self.code_bits, "row": self.row_bits})
+        count_shape = unsigned(self.row_bits + 1)
+
+        # Two row buffers (ping-pong between passes) and two digit-counter memories (one
+        # holds the offsets of the current pass while the other counts the next digit).
+        # Read ports are transparent so that a read-modify-write of the same counter in
+        # consecutive cycles sees its own update.
+        buffers, buffer_write, buffer_read = [], [], []
+        counters, counter_write, counter_read = [], [], []
+        for index in range(2):
+            buffer = Memory(shape=entry_layout, depth=self.max_rows, init=[])
+            counter = Memory(shape=count_shape, depth=radix, init=[])
+            m.submodules[f"buffer{index}"] = buffer
+            m.submodules[f"counter{index}"] = counter
+            buffer_write.append(buffer.write_port())
+            buffer_read.append(buffer.read_port(transparent_for=(buffer_write[-1],)))
+            counter_write.append(counter.write_port())
+            counter_read.append(counter.read_port(transparent_for=(counter_write[-1],)))
+
+        row_count = Signal(self.row_bits + 1)       # rows loaded
+        index = Signal(max(self.row_bits + 1, self.radix_bits + 1))
+        digit_pass = Signal(range(self.passes + 1))
+        parity = Signal()                           # digit_pass % 2
+        running_sum = Signal(count_shape)
+
+        def digit(code, which):
+            """Digit ``which`` (a constant or a signal) of ``code``."""
+            result = Signal(self.radix_bits)
+            if isinstance(which, int):
+                m.d.comb += result.eq(code >> (which * self.radix_bits))
+                return result
+            with m.Switch(which):
+                for p in range(self.passes):
+                    with m.Case(p):
+                        m.d.comb += result.eq(code >> (p * self.radix_bits))
+            return result
+
+        # The digits every phase needs, computed once from the entries they belong to.
+        source_entry = Signal(entry_layout)         # the row read from this pass's source
+        m.d.comb += source_entry.eq(Mux(parity, buffer_read[1].data, buffer_read[0].data))
+        load_digit = digit(self.codes.p.code, 0)
+        scatter_digit = digit(source_entry.code, digit_pass)
+        following_digit = digit(source_entry.code, digit_pass + 1)
+
+        # One-cycle pipeline registers: the read issued last cycle and what it was for.
+        stage1_valid = Signal()
+        stage1_digit = Signal(self.radix_bits)
+        stage1_row = Signal(self.row_bits)
+        stage1_code = Signal(self.code_bits)
+        stage2_valid = Signal()
+        stage2_entry = Signal(entry_layout)
+        stage2_digit = Signal(self.radix_bits)
+        stage2_next_digit = Signal(self.radix_bits)
+        m.d.sync += [stage1_valid.eq(0), stage2_valid.eq(0)]
+
+        with m.FSM(init="Clear counters") as fsm:
+            with m.State("Clear counters"):
+                for port in counter_write:
+                    m.d.comb += [port.addr.eq(index), port.data.eq(0), port.en.eq(1)]
+                m.d.sync += index.eq(index + 1)
+                with m.If(index == radix - 1):
+                    m.d.sync += [index.eq(0), row_count.eq(0)]
+                    m.next = "Load rows and count first digit"
+
+            with m.State("Load rows and count first digit"):
+                m.d.comb += self.codes.ready.eq(1)
+                code = self.codes.p.code
+                with m.If(self.codes.valid):
+                    with m.If(row_count < self.max_rows):
+                        m.d.comb += [
+                            buffer_write[0].addr.eq(row_count),
+                            buffer_write[0].data.code.eq(code),
+                            buffer_write[0].data.row.eq(row_count),
+                            buffer_write[0].en.eq(1),
+                            counter_read[0].addr.eq(load_digit),
+                        ]
+                        m.d.sync += [stage1_valid.eq(1), stage1_digit.eq(load_digit),
+                                     row_count.eq(row_count + 1)]
+                    with m.Else():
+                        m.d.sync += self.overflow.eq(1)
+                    with m.If(self.codes.p.last):
+                        m.next = "Finish loading"
+                with m.If(self.codes.valid & (row_count == 0)):
+                    m.d.sync += self.overflow.eq(0)
+                # Counting: the counter read last cycle, plus one.
+                with m.If(stage1_valid):
+                    m.d.comb += [counter_write[0].addr.eq(stage1_digit),
+                                 counter_write[0].data.eq(counter_read[0].data + 1),
+                                 counter_write[0].en.eq(1)]
+
+            with m.State("Finish loading"):
+                with m.If(stage1_valid):
+                    m.d.comb += [counter_write[0].addr.eq(stage1_digit),
+                                 counter_write[0].data.eq(counter_read[0].data + 1),
+                                 counter_write[0].en.eq(1)]
+                m.d.sync += [index.eq(0), digit_pass.eq(0), parity.eq(0), running_sum.eq(0)]
+                with m.If(self.overflow):
+                    m.next = "Clear counters"
+                with m.Else():
+                    m.next = "Turn counts into offsets"
+
+            with m.State("Turn counts into offsets"):
+                # Exclusive prefix sum over the counters of this pass, in place; the other
+                # counter memory is zeroed for the next digit's count.
+                for p in range(2):
+                    with m.If(parity == p):
+                        m.d.comb += counter_read[p].addr.eq(index)
+                        with m.If(stage1_valid):
+                            m.d.comb += [counter_write[p].addr.eq(stage1_digit),
+                                         counter_write[p].data.eq(running_sum),
+                                         counter_write[p].en.eq(1)]
+                            m.d.sync += running_sum.eq(running_sum + counter_read[p].data)
+                        m.d.comb += [counter_write[1 - p].addr.eq(index),
+                                     counter_write[1 - p].data.eq(0),
+                                     counter_write[1 - p].en.eq(index < radix)]
+                with m.If(index < radix):
+                    m.d.sync += [stage1_valid.eq(1), stage1_digit.eq(index), index.eq(index + 1)]
+                with m.Elif(~stage1_valid):
+                    m.d.sync += index.eq(0)
+                    m.next = "Scatter rows by digit"
+
+            with m.State("Scatter rows by digit"):
+                for p in range(2):
+                    with m.If(parity == p):
+                        source_read = buffer_read[p]
+                        target_write = buffer_write[1 - p]
+                        offsets_read, offsets_write = counter_read[p], counter_write[p]
+                        next_read, next_write = counter_read[1 - p], counter_write[1 - p]
+                        # Stage 0: read the next row of the source buffer.
+                        m.d.comb += source_read.addr.eq(index)
+                        with m.If(index < row_count):
+                            m.d.sync += [stage1_valid.eq(1), index.eq(index + 1)]
+                        # Stage 1: read its offset and its next-digit counter.
+                        m.d.comb += [offsets_read.addr.eq(scatter_digit),
+                                     next_read.addr.eq(following_digit)]
+                        with m.If(stage1_valid):
+                            m.d.sync += [stage2_valid.eq(1), stage2_entry.eq(source_entry),
+                                         stage2_digit.eq(scatter_digit),
+                                         stage2_next_digit.eq(following_digit)]
+                        # Stage 2: place the row, bump its offset and count the next digit.
+                        with m.If(stage2_valid):
+                            m.d.comb += [
+                                target_write.addr.eq(offsets_read.data),
+                                target_write.data.eq(stage2_entry),
+                                target_write.en.eq(1),
+                                offsets_write.addr.eq(stage2_digit),
+                                offsets_write.data.eq(offsets_read.data + 1),
+                                offsets_write.en.eq(1),
+                                next_write.addr.eq(stage2_next_digit),
+                                next_write.data.eq(next_read.data + 1),
+                                next_write.en.eq(1),
+                            ]
+                with m.If((index == row_count) & ~stage1_valid & ~stage2_valid):
+                    m.d.sync += [index.eq(0), running_sum.eq(0),
+                                 digit_pass.eq(digit_pass + 1), parity.eq(~parity)]
+                    with m.If(digit_pass == self.passes - 1):
+                        m.next = "Emit sorted rows"
+                    with m.Else():
+                        m.next = "Turn counts into offsets"
+
+            with m.State("Emit sorted rows"):
+                # The read port's data is the output payload; its enable only moves on a
+                # transfer, so the payload holds still while the consumer stalls.
+                output_valid = Signal()
+                final = self.passes % 2
+                read = buffer_read[final]
+                advance = ~output_valid | self.sorted.ready
+                m.d.comb += [
+                    read.addr.eq(index), read.en.eq(advance),
+                    self.sorted.valid.eq(output_valid),
+                    self.sorted.p.row.eq(read.data.row),
+                    self.sorted.p.code.eq(read.data.code),
+                    self.sorted.p.last.eq(index == row_count),
+                ]
+                with m.If(advance):
+                    with m.If(index < row_count):
+                        m.d.sync += [output_valid.eq(1), index.eq(index + 1)]
+                    with m.Else():
+                        m.d.sync += [output_valid.eq(0), index.eq(0)]
+                        m.next = "Clear counters"
+
+        m.d.comb += self.busy.eq(~fsm.ongoing("Load rows and count first digit") | (row_count != 0))
+        return m
