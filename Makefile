@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: all setup verilog sim test clean distclean
+.PHONY: all setup verilog sim resources test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ verilog: $(STAMP)
 
 sim: $(STAMP)
 	$(VPY) -m sim.runner
+
+# Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
+resources: $(STAMP)
+	$(VPY) -m hw.resources --out $(BUILD)/resources --report results/resources.md
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)

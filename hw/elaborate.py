@@ -11,6 +11,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from hw.inbag import InBagBuilder
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
 
@@ -19,6 +20,8 @@ __all__ = ["DESIGNS", "design_name", "write_verilog", "main"]
 #: Top-level name -> (component class, default parameters).
 DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
+    "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
+                                     "tree_index_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
 }
 

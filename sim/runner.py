@@ -152,6 +152,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
 TESTBENCHES = [
     ("tree_random", "sim.tb_rng", {"seed_count": 1000}),
     ("radix_sorter", "sim.tb_sorter", {"random_cases": 20}),
+    ("inbag_builder", "sim.tb_inbag", {"random_trees": 10}),
 ]
 
 

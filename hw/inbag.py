@@ -1,0 +1,201 @@
+"""Bootstrap sampler and in-bag list builder of one tree.
+
+Per tree, the golden model draws ``n_samples`` rows with replacement from the tree's
+random stream (``TreeRandom(seed, tree).integers(n_rows, n_samples)``) and keeps their
+multiplicities as integer weights; without bootstrap every row has weight 1. Each feature's
+in-bag list is its presorted order with the rows of weight 0 left out, each row carrying
+its weight. This block does both: the weights live in one memory, and every presorted list
+streamed in comes out filtered and weighted, so no tree ever sorts.
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+from hw.rng import TreeRandom
+
+__all__ = ["InBagBuilder", "presorted_layout", "inbag_layout"]
+
+
+def presorted_layout(code_bits, row_bits):
+    """Payload of a presorted list: row index and code, ascending codes; ``last`` on the final row."""
+    return data.StructLayout({"row": row_bits, "code": code_bits, "last": 1})
+
+
+def inbag_layout(code_bits, row_bits, weight_bits):
+    """Payload of an in-bag list: the in-bag rows of a presorted list with their weights."""
+    return data.StructLayout({"row": row_bits, "code": code_bits, "weight": weight_bits, "last": 1})
+
+
+class _Phase(enum.Enum, shape=2):
+    IDLE = 0
+    CLEAR_WEIGHTS = 1       # one row per cycle: 0, or 1 without bootstrap
+    DRAW_BOOTSTRAP = 2      # n_samples draws, each adding 1 to its row's weight
+    FILTER_LISTS = 3        # presorted lists in, in-bag lists out, until the next start
+
+
+class InBagBuilder(wiring.Component):
+    """Draw a tree's bootstrap weights, then filter presorted lists to the in-bag rows.
+
+    On ``start``: the configuration is checked (``bad_config`` and nothing else happens
+    when it is out of range); the weights of rows 0 .. n_rows-1 are cleared (one row per
+    cycle; set to 1 when ``bootstrap`` is low), ``n_samples`` rows are drawn (about 1.4
+    cycles per draw, one per cycle for a power-of-two ``n_rows``) and counted; then
+    ``weights_ready`` rises and every list on ``presorted`` comes out on ``inbag``, one row
+    per cycle, in the same order, with weight-0 rows dropped. ``last`` marks the final
+    in-bag row of each list (the number of distinct in-bag rows is counted while drawing).
+
+    Parameters
+    ----------
+    max_rows : int
+        Capacity of the weight memory, in rows (2 to 2**20).
+    max_samples : int
+        Largest bootstrap size (1 to 2**20).
+    code_bits : int
+        Width of the codes passed through (1 to 32).
+    tree_index_bits : int
+        Width of the tree index (1 to 32).
+
+    Members
+    -------
+    seed, tree_index, n_rows, n_samples, bootstrap : In
+        The tree's configuration, sampled on ``start`` and held until the next one.
+    start : In(1)
+        Begin a new tree.
+    presorted : In(stream.Signature(presorted_layout(code_bits, row_bits)))
+    inbag : Out(stream.Signature(inbag_layout(code_bits, row_bits, weight_bits)))
+    weights_ready : Out(1)
+        The bootstrap is drawn; lists can flow.
+    inbag_rows : Out(row_bits + 1)
+        Number of distinct in-bag rows (valid with ``weights_ready``).
+    bad_config : Out(1)
+        The last ``start`` had n_rows outside [1, max_rows] or (with bootstrap) n_samples
+        outside [1, max_samples].
+    """
+
+    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, tree_index_bits=16):
+        try:
+            check_integer("max_rows", max_rows, 2, 1 << 20)
+            check_integer("max_samples", max_samples, 1, 1 << 20)
+            check_integer("code_bits", code_bits, 1, 32)
+            check_integer("tree_index_bits", tree_index_bits, 1, 32)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.max_rows = max_rows
+        self.max_samples = max_samples
+        self.code_bits = code_bits
+        self.tree_index_bits = tree_index_bits
+        self.row_bits = (max_rows - 1).bit_length()
+        self.weight_bits = max_samples.bit_length()
+        super().__init__({
+            "seed": In(32),
+            "tree_index": In(tree_index_bits),
+            "n_rows": In(self.row_bits + 1),
+            "n_samples": In(self.weight_bits),
+            "bootstrap": In(1),
+            "start": In(1),
+            "presorted": In(stream.Signature(presorted_layout(code_bits, self.row_bits))),
+            "inbag": Out(stream.Signature(inbag_layout(code_bits, self.row_bits, self.weight_bits))),
+            "weights_ready": Out(1),
+            "inbag_rows": Out(self.row_bits + 1),
+            "bad_config": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.random = random = TreeRandom(bound_bits=self.row_bits + 1,
+                                                  tree_index_bits=self.tree_index_bits)
+        m.submodules.weights = weights = Memory(shape=self.weight_bits, depth=self.max_rows, init=[])
+        weight_write = weights.write_port()
+        # Transparent: a row drawn twice in a row sees its first increment.
+        weight_read = weights.read_port(transparent_for=(weight_write,))
+
+        n_rows = Signal.like(self.n_rows)
+        n_samples = Signal.like(self.n_samples)
+        bootstrap = Signal()
+        index = Signal(max(self.row_bits, self.weight_bits) + 1)    # rows cleared / draws asked
+        draws_counted = Signal(self.weight_bits + 1)
+        pending = Signal()                                          # a draw read last cycle
+        pending_row = Signal(self.row_bits)
+        emitted = Signal(self.row_bits + 1)
+        m.d.sync += pending.eq(0)
+
+        m.d.comb += [random.seed.eq(self.seed), random.tree_index.eq(self.tree_index),
+                     random.requests.p.bound.eq(n_rows)]
+
+        # Filtering pipeline: stage 1 holds the row whose weight is being read; the read
+        # port only moves when stage 1 does, so the weight holds still under back-pressure.
+        stage1_valid = Signal()
+        stage1 = Signal(presorted_layout(self.code_bits, self.row_bits))
+        output_valid = Signal()
+        output = Signal(inbag_layout(self.code_bits, self.row_bits, self.weight_bits))
+        m.d.comb += [self.inbag.valid.eq(output_valid), self.inbag.payload.eq(output)]
+        with m.If(self.inbag.ready):
+            m.d.sync += output_valid.eq(0)
+
+        phase = Signal(_Phase)
+        with m.Switch(phase):
+            with m.Case(_Phase.CLEAR_WEIGHTS):
+                m.d.comb += [weight_write.addr.eq(index), weight_write.data.eq(~bootstrap),
+                             weight_write.en.eq(1)]
+                m.d.sync += index.eq(index + 1)
+                with m.If(index == n_rows - 1):
+                    m.d.sync += index.eq(0)
+                    with m.If(bootstrap):
+                        m.d.sync += phase.eq(_Phase.DRAW_BOOTSTRAP)
+                    with m.Else():
+                        m.d.sync += [self.inbag_rows.eq(n_rows), phase.eq(_Phase.FILTER_LISTS)]
+
+            with m.Case(_Phase.DRAW_BOOTSTRAP):
+                m.d.comb += [random.requests.valid.eq(index < n_samples), random.draws.ready.eq(1)]
+                with m.If(random.requests.valid & random.requests.ready):
+                    m.d.sync += index.eq(index + 1)
+                with m.If(random.draws.valid):
+                    m.d.comb += weight_read.addr.eq(random.draws.p.value)
+                    m.d.sync += [pending.eq(1), pending_row.eq(random.draws.p.value),
+                                 draws_counted.eq(draws_counted + 1)]
+                with m.If(pending):
+                    m.d.comb += [weight_write.addr.eq(pending_row),
+                                 weight_write.data.eq(weight_read.data + 1), weight_write.en.eq(1)]
+                    with m.If(weight_read.data == 0):
+                        m.d.sync += self.inbag_rows.eq(self.inbag_rows + 1)
+                with m.If((draws_counted == n_samples) & ~pending):
+                    m.d.sync += phase.eq(_Phase.FILTER_LISTS)
+
+            with m.Case(_Phase.FILTER_LISTS):
+                m.d.comb += self.weights_ready.eq(1)
+                weight = weight_read.data
+                output_free = ~output_valid | self.inbag.ready
+                stage1_moves = stage1_valid & ((weight == 0) | output_free)
+                advance = ~stage1_valid | stage1_moves
+                m.d.comb += [self.presorted.ready.eq(advance),
+                             weight_read.addr.eq(self.presorted.p.row), weight_read.en.eq(advance)]
+                with m.If(advance):
+                    m.d.sync += [stage1_valid.eq(self.presorted.valid), stage1.eq(self.presorted.p)]
+                with m.If(stage1_moves & (weight != 0)):
+                    is_last = emitted == self.inbag_rows - 1
+                    m.d.sync += [
+                        output_valid.eq(1),
+                        output.row.eq(stage1.row), output.code.eq(stage1.code),
+                        output.weight.eq(weight), output.last.eq(is_last),
+                        emitted.eq(emitted + 1),
+                    ]
+                    with m.If(is_last):
+                        m.d.sync += emitted.eq(0)
+
+        # A start (re)begins a tree from any state, after checking the configuration.
+        config_bad = ((self.n_rows == 0) | (self.n_rows > self.max_rows) |
+                      (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))))
+        with m.If(self.start):
+            m.d.sync += [self.bad_config.eq(config_bad), stage1_valid.eq(0), output_valid.eq(0),
+                         emitted.eq(0), draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
+            with m.If(config_bad):
+                m.d.sync += phase.eq(_Phase.IDLE)
+            with m.Else():
+                m.d.comb += random.start.eq(self.bootstrap)
+                m.d.sync += [n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
+                             bootstrap.eq(self.bootstrap), phase.eq(_Phase.CLEAR_WEIGHTS)]
+        return m

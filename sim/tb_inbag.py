@@ -1,0 +1,188 @@
+"""cocotb testbench of ``hw.inbag.InBagBuilder``: bootstrap weights and in-bag lists.
+
+Reference: the golden model's draw rule (``sw.rng.TreeRandom.integers(n_rows, n_samples)``
+counted into multiplicities) and the in-bag filter of a presorted list. Settings (from
+the runner): ``random_trees``, ``idle_probability``, ``stall_probability``.
+"""
+
+import random
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
+from hw.inbag import inbag_layout, presorted_layout
+from sim.runner import testbench_parameters
+from sim.streams import StreamSink, StreamSource
+from sw.rng import TreeRandom
+
+
+def reference_weights(seed, tree_index, n_rows, n_samples, bootstrap):
+    if not bootstrap:
+        return np.ones(n_rows, dtype=np.int64)
+    rows = TreeRandom(seed, tree_index).integers(n_rows, n_samples)
+    return np.bincount(rows, minlength=n_rows)
+
+
+def reference_inbag(codes, weights):
+    order = np.argsort(codes, kind="stable")
+    return [(int(r), int(codes[r]), int(weights[r])) for r in order if weights[r] > 0]
+
+
+class InBagTestbench:
+    def __init__(self, dut):
+        self.settings = testbench_parameters()
+        design = self.settings["design"]
+        self.max_rows, self.max_samples = design["max_rows"], design["max_samples"]
+        self.code_bits = design["code_bits"]
+        self.tree_index_bits = design["tree_index_bits"]
+        row_bits = (self.max_rows - 1).bit_length()
+        weight_bits = self.max_samples.bit_length()
+        self.dut = dut
+        self.rng = random.Random(cocotb.RANDOM_SEED)
+        self.presorted = StreamSource(dut, "presorted", presorted_layout(self.code_bits, row_bits),
+                                      dut.clk, self.rng,
+                                      idle_probability=self.settings.get("idle_probability", 0.3))
+        self.inbag = StreamSink(dut, "inbag", inbag_layout(self.code_bits, row_bits, weight_bits),
+                                dut.clk, self.rng,
+                                stall_probability=self.settings.get("stall_probability", 0.3))
+        for name in ("start", "seed", "tree_index", "n_rows", "n_samples", "bootstrap"):
+            getattr(dut, name).value = 0
+
+    async def begin(self):
+        Clock(self.dut.clk, 10, unit="ns").start()
+        cocotb.start_soon(self.presorted.run())
+        cocotb.start_soon(self.inbag.run())
+        await self.reset()
+
+    async def reset(self):
+        self.dut.rst.value = 1
+        self.presorted.clear()
+        await ClockCycles(self.dut.clk, 2)
+        self.dut.rst.value = 0
+        self.inbag.clear()
+
+    async def start(self, seed, tree_index, n_rows, n_samples, bootstrap):
+        dut = self.dut
+        dut.seed.value, dut.tree_index.value = seed, tree_index
+        dut.n_rows.value, dut.n_samples.value, dut.bootstrap.value = n_rows, n_samples, bootstrap
+        dut.start.value = 1
+        await RisingEdge(dut.clk)
+        dut.start.value = 0
+
+    async def wait_until_ready(self, budget):
+        for cycle in range(budget):
+            await ReadOnly()
+            if int(self.dut.weights_ready.value):
+                await RisingEdge(self.dut.clk)
+                return cycle
+            await RisingEdge(self.dut.clk)
+        raise AssertionError(f"weights not ready within {budget} cycles")
+
+    async def filter_list(self, codes, label):
+        """Stream one presorted list through and return the in-bag entries."""
+        self.inbag.clear()
+        order = np.argsort(codes, kind="stable")
+        for position, row in enumerate(order):
+            self.presorted.send({"row": int(row), "code": int(codes[row]),
+                                 "last": int(position == len(order) - 1)})
+        for _ in range(20 * len(codes) + 100):
+            # Done when the last in-bag row is out and every input row was taken (rows
+            # of weight 0 after the last in-bag row are still consumed).
+            if self.inbag.received and self.inbag.received[-1]["last"] and self.presorted.idle:
+                break
+            await RisingEdge(self.dut.clk)
+        else:
+            raise AssertionError(f"{label}: the in-bag list never ended")
+        for _ in range(3):                      # nothing may follow the last entry
+            await RisingEdge(self.dut.clk)
+        return [(e["row"], e["code"], e["weight"]) for e in self.inbag.received]
+
+    async def check_tree(self, seed, tree_index, n_rows, n_samples, bootstrap, features, label):
+        await self.start(seed, tree_index, n_rows, n_samples, bootstrap)
+        await self.wait_until_ready(budget=n_rows + 4 * n_samples + 100)
+        weights = reference_weights(seed, tree_index, n_rows, n_samples, bootstrap)
+        await ReadOnly()
+        assert int(self.dut.inbag_rows.value) == int(np.count_nonzero(weights)), f"{label}: in-bag count"
+        await RisingEdge(self.dut.clk)
+        top = (1 << self.code_bits) - 1
+        for feature in range(features):
+            kind = self.rng.randrange(3)
+            if kind == 0:
+                codes = np.array([self.rng.randint(0, top) for _ in range(n_rows)])
+            elif kind == 1:
+                codes = np.full(n_rows, self.rng.randint(0, top))
+            else:
+                codes = np.array([self.rng.randrange(3) for _ in range(n_rows)])
+            got = await self.filter_list(codes, f"{label} feature {feature}")
+            expected = reference_inbag(codes, weights)
+            assert got == expected, f"{label} feature {feature}: got {got[:8]}..., expected {expected[:8]}..."
+
+    def random_tree(self):
+        n_rows = self.rng.choice([1, 2, self.max_rows, self.rng.randint(1, self.max_rows)])
+        n_samples = self.rng.choice([1, n_rows if n_rows <= self.max_samples else self.max_samples,
+                                     self.max_samples, self.rng.randint(1, self.max_samples)])
+        return (self.rng.getrandbits(32), self.rng.getrandbits(self.tree_index_bits), n_rows,
+                n_samples, int(self.rng.random() < 0.8))
+
+
+@cocotb.test()
+async def random_trees_match_model(dut):
+    tb = InBagTestbench(dut)
+    await tb.begin()
+    for case in range(tb.settings.get("random_trees", 30)):
+        await tb.check_tree(*tb.random_tree(), features=tb.rng.randint(1, 3), label=f"tree {case}")
+
+
+@cocotb.test()
+async def corner_cases_match_model(dut):
+    tb = InBagTestbench(dut)
+    await tb.begin()
+    cases = {
+        "one row, one sample": (1, 1, 1),
+        "two rows": (2, 2, 1),
+        "every draw on a tiny set (maximum weights)": (2, tb.max_samples, 1),
+        "full capacity": (tb.max_rows, tb.max_samples, 1),
+        "bootstrap off": (tb.max_rows, 1, 0),
+        "thesis: 16 samples": (min(tb.max_rows, 150), min(16, tb.max_samples), 1),
+    }
+    for label, (n_rows, n_samples, bootstrap) in cases.items():
+        await tb.check_tree(2026, 3, n_rows, n_samples, bootstrap, features=2, label=label)
+
+
+@cocotb.test()
+async def bad_configurations_are_flagged(dut):
+    tb = InBagTestbench(dut)
+    await tb.begin()
+    for n_rows, n_samples, bootstrap in [(0, 5, 1), (tb.max_rows + 1, 5, 1), (5, 0, 1),
+                                         (5, tb.max_samples + 1, 1)]:
+        if n_rows >= 1 << (len(dut.n_rows)) or n_samples >= 1 << len(dut.n_samples):
+            continue                                   # not representable on the port
+        await tb.start(1, 1, n_rows, n_samples, bootstrap)
+        await ClockCycles(dut.clk, tb.max_rows + 50)
+        await ReadOnly()
+        assert int(dut.bad_config.value) == 1, (n_rows, n_samples)
+        assert int(dut.weights_ready.value) == 0, "a bad configuration must not start a tree"
+        await RisingEdge(dut.clk)
+    # A good configuration afterwards works and clears the flag.
+    await tb.check_tree(5, 6, 7, 8, 1, features=1, label="after bad configurations")
+    await ReadOnly()
+    assert int(dut.bad_config.value) == 0
+
+
+@cocotb.test()
+async def reset_in_the_middle_then_again(dut):
+    tb = InBagTestbench(dut)
+    await tb.begin()
+    for case in range(6):
+        seed, tree_index, n_rows, n_samples, bootstrap = tb.random_tree()
+        await tb.start(seed, tree_index, n_rows, n_samples, bootstrap)
+        codes = np.array([tb.rng.randrange(50) for _ in range(n_rows)])
+        order = np.argsort(codes, kind="stable")
+        for position, row in enumerate(order):
+            tb.presorted.send({"row": int(row), "code": int(codes[row]),
+                               "last": int(position == n_rows - 1)})
+        await ClockCycles(dut.clk, tb.rng.randint(1, n_rows + 2 * n_samples + 40))
+        await tb.reset()
+        await tb.check_tree(*tb.random_tree(), features=1, label=f"after reset {case}")
