@@ -113,6 +113,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     runner.build(
         sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
         build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
+        log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
     )
     settings = {"design": {**DESIGNS[design][1], **(parameters or {})}, **(testbench or {})}
     results_name = f"results_{test_module.replace('.', '_')}_{os.getpid()}.xml"
