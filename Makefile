@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: all setup verilog sim resources test clean distclean
+.PHONY: all setup verilog sim resources bench accuracy test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,14 @@ sim: $(STAMP)
 # Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
 resources: $(STAMP)
 	$(VPY) -m hw.resources --out $(BUILD)/resources --report results/resources.md
+
+# Golden-model fit time against scikit-learn in the same run (results/bench_model.md).
+bench: $(STAMP)
+	$(VPY) -m sw.bench_model
+
+# Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
+accuracy: $(STAMP)
+	$(VPY) -m sw.accuracy_study --seeds 3
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)
