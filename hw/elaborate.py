@@ -11,6 +11,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from hw.gini import GiniScanner
 from hw.inbag import InBagBuilder
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
@@ -20,6 +21,7 @@ __all__ = ["DESIGNS", "design_name", "write_verilog", "main"]
 #: Top-level name -> (component class, default parameters).
 DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
+    "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
                                      "tree_index_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),

@@ -154,6 +154,7 @@ TESTBENCHES = [
     ("tree_random", "sim.tb_rng", {"seed_count": 1000}),
     ("radix_sorter", "sim.tb_sorter", {"random_cases": 20}),
     ("inbag_builder", "sim.tb_inbag", {"random_trees": 10}),
+    ("gini_scanner", "sim.tb_gini", {"random_segments": 100}),
 ]
 
 

@@ -1,7 +1,6 @@
 """cocotb testbench of ``hw.inbag.InBagBuilder``: bootstrap weights and in-bag lists.
 
-Reference: the golden model's draw rule (``sw.rng.TreeRandom.integers(n_rows, n_samples)``
-counted into multiplicities) and the in-bag filter of a presorted list. Settings (from
+Reference: the golden model's ``bootstrap_weights`` and ``inbag_lists``. Settings (from
 the runner): ``random_trees``, ``idle_probability``, ``stall_probability``.
 """
 
@@ -15,19 +14,18 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.inbag import inbag_layout, presorted_layout
 from sim.runner import testbench_parameters
 from sim.streams import StreamSink, StreamSource
+from sw.model import bootstrap_weights, inbag_lists, presorted_order
 from sw.rng import TreeRandom
 
 
 def reference_weights(seed, tree_index, n_rows, n_samples, bootstrap):
-    if not bootstrap:
-        return np.ones(n_rows, dtype=np.int64)
-    rows = TreeRandom(seed, tree_index).integers(n_rows, n_samples)
-    return np.bincount(rows, minlength=n_rows)
+    return bootstrap_weights(TreeRandom(seed, tree_index), n_rows, n_samples, bool(bootstrap))
 
 
 def reference_inbag(codes, weights):
-    order = np.argsort(codes, kind="stable")
-    return [(int(r), int(codes[r]), int(weights[r])) for r in order if weights[r] > 0]
+    """The golden model's in-bag list of one feature: (row, code, weight) in list order."""
+    rows, row_weights = inbag_lists(presorted_order(np.asarray(codes)[:, None]), weights)
+    return [(int(r), int(codes[r]), int(w)) for r, w in zip(rows[0], row_weights[0])]
 
 
 class InBagTestbench:

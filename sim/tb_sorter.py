@@ -13,11 +13,12 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.sorter import code_layout, sorted_row_layout
 from sim.runner import testbench_parameters
 from sim.streams import StreamSink, StreamSource
+from sw.model import presorted_order
 
 
 def reference_order(codes):
-    """Rows in ascending code order, ties in ascending row order (the golden model's rule)."""
-    return np.argsort(np.asarray(codes), kind="stable")
+    """The golden model's presorted order of one feature."""
+    return presorted_order(np.asarray(codes)[:, None])[0]
 
 
 class SorterTestbench:

@@ -1,0 +1,137 @@
+"""cocotb testbench of ``hw.gini.GiniScanner`` against ``sw.model.best_split_of_segment``.
+
+Settings (from the runner): ``random_segments``, ``idle_probability``, ``stall_probability``.
+"""
+
+import random
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from hw.gini import entry_layout, segment_layout, split_layout
+from sim.runner import testbench_parameters
+from sim.streams import StreamSink, StreamSource
+from sw.model import best_split_of_segment
+
+
+class GiniTestbench:
+    def __init__(self, dut):
+        self.settings = testbench_parameters()
+        design = self.settings["design"]
+        self.classes, self.count_bits = design["classes"], design["count_bits"]
+        self.code_bits, self.row_bits = design["code_bits"], design["row_bits"]
+        self.dut = dut
+        self.rng = random.Random(cocotb.RANDOM_SEED)
+        idle = self.settings.get("idle_probability", 0.3)
+        self.segment_layout = segment_layout(self.classes, self.count_bits, self.row_bits)
+        self.segments = StreamSource(dut, "segments", self.segment_layout, dut.clk, self.rng, idle)
+        self.entries = StreamSource(dut, "entries",
+                                    entry_layout(self.code_bits, self.classes, self.count_bits),
+                                    dut.clk, self.rng, idle)
+        self.splits = StreamSink(dut, "splits",
+                                 split_layout(self.classes, self.code_bits, self.count_bits, self.row_bits),
+                                 dut.clk, self.rng, self.settings.get("stall_probability", 0.3))
+        dut.min_samples_leaf.value = 1
+
+    async def begin(self):
+        Clock(self.dut.clk, 10, unit="ns").start()
+        for driver in (self.segments, self.entries, self.splits):
+            cocotb.start_soon(driver.run())
+        await self.reset()
+
+    async def reset(self):
+        self.dut.rst.value = 1
+        self.segments.clear()
+        self.entries.clear()
+        await ClockCycles(self.dut.clk, 2)
+        self.dut.rst.value = 0
+        self.splits.clear()
+
+    def send(self, codes, labels, weights):
+        totals = np.bincount(labels, weights=weights, minlength=self.classes).astype(int)
+        header = {"class_counts": 0, "rows": len(codes)}
+        # ArrayLayout fields are packed by hand: count c at bits c*count_bits.
+        header["class_counts"] = sum(int(t) << (c * self.count_bits) for c, t in enumerate(totals))
+        self.segments.send(header)
+        for i, (code, label, weight) in enumerate(zip(codes, labels, weights)):
+            self.entries.send({"code": int(code), "label": int(label), "weight": int(weight),
+                               "last": int(i == len(codes) - 1)})
+
+    async def check(self, codes, labels, weights, min_samples_leaf, label):
+        self.dut.min_samples_leaf.value = min_samples_leaf
+        self.splits.clear()
+        self.send(codes, labels, weights)
+        for _ in range(30 * len(codes) + 40 * self.classes + 200):
+            if self.splits.received:
+                break
+            await RisingEdge(self.dut.clk)
+        else:
+            raise AssertionError(f"{label}: no split reported")
+        got = self.splits.received[0]
+        expected = best_split_of_segment(codes, labels, weights, self.classes, min_samples_leaf)
+        assert got["found"] == int(expected.valid), f"{label}: found {got['found']}, model {expected.valid}"
+        if expected.valid:
+            left_counts = [(got["left_counts"] >> (c * self.count_bits)) & ((1 << self.count_bits) - 1)
+                           for c in range(self.classes)]
+            observed = (got["threshold"], got["rows_left"], got["numerator"], got["denominator"], left_counts)
+            wanted = (expected.threshold_code, expected.n_rows_left, expected.score_numerator,
+                      expected.score_denominator, [int(v) for v in expected.left_class_counts])
+            assert observed == wanted, f"{label}: got {observed}, model {wanted}"
+
+    def random_segment(self):
+        n = self.rng.choice([1, 2, 3, self.rng.randint(1, 60), (1 << self.row_bits) - 1])
+        n = min(n, 300, (1 << self.row_bits) - 1)
+        classes_used = self.rng.choice([1, 2, self.classes])
+        code_range = self.rng.choice([1, 2, 5, 1 << self.code_bits])
+        codes = np.sort(np.array([self.rng.randrange(code_range) for _ in range(n)]))
+        labels = np.array([self.rng.randrange(classes_used) for _ in range(n)])
+        # Weights sum below 2**count_bits (the bootstrap's sample count).
+        budget = (1 << self.count_bits) - 1
+        cap = max(1, min(self.rng.choice([1, 3, 50]), budget // n))
+        weights = np.array([self.rng.randint(1, cap) for _ in range(n)])
+        return codes, labels, weights
+
+
+@cocotb.test()
+async def random_segments_match_model(dut):
+    tb = GiniTestbench(dut)
+    await tb.begin()
+    for case in range(tb.settings.get("random_segments", 100)):
+        codes, labels, weights = tb.random_segment()
+        leaf = tb.rng.choice([1, 1, 2, 5])
+        await tb.check(codes, labels, weights, leaf, f"segment {case}")
+
+
+@cocotb.test()
+async def corner_cases_match_model(dut):
+    tb = GiniTestbench(dut)
+    await tb.begin()
+    top = (1 << tb.count_bits) - 1
+    cases = {
+        "all codes equal": (np.zeros(20, int), np.arange(20) % 2, np.ones(20, int), 1),
+        "one class": (np.arange(20), np.zeros(20, int), np.ones(20, int), 1),
+        "two samples": (np.array([3, 9]), np.array([0, 1]), np.array([1, 1]), 1),
+        "one sample": (np.array([3]), np.array([1]), np.array([2]), 1),
+        "every class": (np.arange(tb.classes * 3), np.arange(tb.classes * 3) % tb.classes,
+                        np.ones(tb.classes * 3, int), 1),
+        "maximum weights": (np.array([0, 1]), np.array([0, 1]), np.array([top // 2, top - top // 2]), 1),
+        "ties between boundaries": (np.array([0, 1, 2, 3]), np.array([0, 1, 1, 0]), np.ones(4, int), 1),
+        "min_samples_leaf too large": (np.arange(6), np.array([0, 0, 0, 1, 1, 1]), np.ones(6, int), 4),
+    }
+    longest = (1 << tb.row_bits) - 1          # a segment holds fewer than 2**row_bits entries
+    for label, (codes, labels, weights, leaf) in cases.items():
+        await tb.check(codes[:longest], labels[:longest], weights[:longest], leaf, label)
+
+
+@cocotb.test()
+async def reset_in_the_middle_then_again(dut):
+    tb = GiniTestbench(dut)
+    await tb.begin()
+    for case in range(6):
+        tb.send(*tb.random_segment())
+        await ClockCycles(dut.clk, tb.rng.randint(1, 80))
+        await tb.reset()
+        codes, labels, weights = tb.random_segment()
+        await tb.check(codes, labels, weights, 1, f"after reset {case}")
