@@ -3,51 +3,27 @@
 Settings (from the runner): ``random_segments``, ``idle_probability``, ``stall_probability``.
 """
 
-import random
-
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from hw.gini import entry_layout, segment_layout, split_layout
-from sim.runner import testbench_parameters
-from sim.streams import StreamSink, StreamSource
+from sim.testbench import StreamTestbench
 from sw.model import best_split_of_segment
 
 
-class GiniTestbench:
+class GiniTestbench(StreamTestbench):
     def __init__(self, dut):
-        self.settings = testbench_parameters()
-        design = self.settings["design"]
-        self.classes, self.count_bits = design["classes"], design["count_bits"]
-        self.code_bits, self.row_bits = design["code_bits"], design["row_bits"]
-        self.dut = dut
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        idle = self.settings.get("idle_probability", 0.3)
-        self.segment_layout = segment_layout(self.classes, self.count_bits, self.row_bits)
-        self.segments = StreamSource(dut, "segments", self.segment_layout, dut.clk, self.rng, idle)
-        self.entries = StreamSource(dut, "entries",
-                                    entry_layout(self.code_bits, self.classes, self.count_bits),
-                                    dut.clk, self.rng, idle)
-        self.splits = StreamSink(dut, "splits",
-                                 split_layout(self.classes, self.code_bits, self.count_bits, self.row_bits),
-                                 dut.clk, self.rng, self.settings.get("stall_probability", 0.3))
+        super().__init__(dut)
+        self.classes, self.count_bits = self.design["classes"], self.design["count_bits"]
+        self.code_bits, self.row_bits = self.design["code_bits"], self.design["row_bits"]
+        self.segments = self.source("segments", segment_layout(self.classes, self.count_bits,
+                                                               self.row_bits))
+        self.entries = self.source("entries", entry_layout(self.code_bits, self.classes,
+                                                           self.count_bits))
+        self.splits = self.sink("splits", split_layout(self.classes, self.code_bits,
+                                                       self.count_bits, self.row_bits))
         dut.min_samples_leaf.value = 1
-
-    async def begin(self):
-        Clock(self.dut.clk, 10, unit="ns").start()
-        for driver in (self.segments, self.entries, self.splits):
-            cocotb.start_soon(driver.run())
-        await self.reset()
-
-    async def reset(self):
-        self.dut.rst.value = 1
-        self.segments.clear()
-        self.entries.clear()
-        await ClockCycles(self.dut.clk, 2)
-        self.dut.rst.value = 0
-        self.splits.clear()
 
     def send(self, codes, labels, weights):
         totals = np.bincount(labels, weights=weights, minlength=self.classes).astype(int)

@@ -4,16 +4,12 @@ Reference: the golden model's ``bootstrap_weights`` and ``inbag_lists``. Setting
 the runner): ``random_trees``, ``idle_probability``, ``stall_probability``.
 """
 
-import random
-
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.inbag import inbag_layout, presorted_layout
-from sim.runner import testbench_parameters
-from sim.streams import StreamSink, StreamSource
+from sim.testbench import StreamTestbench
 from sw.model import bootstrap_weights, inbag_lists, presorted_order
 from sw.rng import TreeRandom
 
@@ -28,38 +24,18 @@ def reference_inbag(codes, weights):
     return [(int(r), int(codes[r]), int(w)) for r, w in zip(rows[0], row_weights[0])]
 
 
-class InBagTestbench:
+class InBagTestbench(StreamTestbench):
     def __init__(self, dut):
-        self.settings = testbench_parameters()
-        design = self.settings["design"]
-        self.max_rows, self.max_samples = design["max_rows"], design["max_samples"]
-        self.code_bits = design["code_bits"]
-        self.tree_index_bits = design["tree_index_bits"]
+        super().__init__(dut)
+        self.max_rows, self.max_samples = self.design["max_rows"], self.design["max_samples"]
+        self.code_bits = self.design["code_bits"]
+        self.tree_index_bits = self.design["tree_index_bits"]
         row_bits = (self.max_rows - 1).bit_length()
         weight_bits = self.max_samples.bit_length()
-        self.dut = dut
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        self.presorted = StreamSource(dut, "presorted", presorted_layout(self.code_bits, row_bits),
-                                      dut.clk, self.rng,
-                                      idle_probability=self.settings.get("idle_probability", 0.3))
-        self.inbag = StreamSink(dut, "inbag", inbag_layout(self.code_bits, row_bits, weight_bits),
-                                dut.clk, self.rng,
-                                stall_probability=self.settings.get("stall_probability", 0.3))
+        self.presorted = self.source("presorted", presorted_layout(self.code_bits, row_bits))
+        self.inbag = self.sink("inbag", inbag_layout(self.code_bits, row_bits, weight_bits))
         for name in ("start", "seed", "tree_index", "n_rows", "n_samples", "bootstrap"):
             getattr(dut, name).value = 0
-
-    async def begin(self):
-        Clock(self.dut.clk, 10, unit="ns").start()
-        cocotb.start_soon(self.presorted.run())
-        cocotb.start_soon(self.inbag.run())
-        await self.reset()
-
-    async def reset(self):
-        self.dut.rst.value = 1
-        self.presorted.clear()
-        await ClockCycles(self.dut.clk, 2)
-        self.dut.rst.value = 0
-        self.inbag.clear()
 
     async def start(self, seed, tree_index, n_rows, n_samples, bootstrap):
         dut = self.dut

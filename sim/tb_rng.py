@@ -5,50 +5,25 @@ Run through ``sim.runner.simulate("tree_random", "sim.tb_rng", ...)`` (pytest do
 ``long_draws``, ``idle_probability``, ``stall_probability``.
 """
 
-import random
-
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.rng import draw_layout, request_layout
-from sim.runner import testbench_parameters
-from sim.streams import StreamSink, StreamSource
+from sim.testbench import StreamTestbench
 from sw.rng import TreeRandom as ReferenceRandom
 
-CLOCK_PERIOD_NS = 10
+class RandomTestbench(StreamTestbench):
+    """The generator's two streams with random stalls, and its start/seed inputs."""
 
-
-class RandomTestbench:
-    """Clock, reset, and the two streams of the generator with random stalls."""
-
-    def __init__(self, dut, rng):
-        settings = testbench_parameters()
-        self.bound_bits = settings["design"]["bound_bits"]
-        self.tree_index_bits = settings["design"]["tree_index_bits"]
-        self.settings = settings
-        self.dut = dut
-        self.rng = rng
-        self.requests = StreamSource(dut, "requests", request_layout(self.bound_bits), dut.clk, rng,
-                                     idle_probability=settings.get("idle_probability", 0.3))
-        self.draws = StreamSink(dut, "draws", draw_layout(self.bound_bits), dut.clk, rng,
-                                stall_probability=settings.get("stall_probability", 0.3))
+    def __init__(self, dut):
+        super().__init__(dut)
+        self.bound_bits = self.design["bound_bits"]
+        self.tree_index_bits = self.design["tree_index_bits"]
+        self.requests = self.source("requests", request_layout(self.bound_bits))
+        self.draws = self.sink("draws", draw_layout(self.bound_bits))
         dut.start.value = 0
         dut.seed.value = 0
         dut.tree_index.value = 0
-
-    async def begin(self):
-        Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
-        cocotb.start_soon(self.requests.run())
-        cocotb.start_soon(self.draws.run())
-        await self.reset()
-
-    async def reset(self, cycles=2):
-        self.dut.rst.value = 1
-        self.requests.clear()
-        await ClockCycles(self.dut.clk, cycles)
-        self.dut.rst.value = 0
-        self.draws.clear()
 
     async def start(self, seed, tree_index):
         """Select a stream; requests queued afterwards are answered from its first word."""
@@ -108,7 +83,7 @@ class RandomTestbench:
 
 
 def _testbench(dut):
-    return RandomTestbench(dut, random.Random(cocotb.RANDOM_SEED))
+    return RandomTestbench(dut)
 
 
 @cocotb.test()

@@ -3,16 +3,12 @@
 Settings (from the runner): ``random_cases``, ``idle_probability``, ``stall_probability``.
 """
 
-import random
-
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.sorter import code_layout, sorted_row_layout
-from sim.runner import testbench_parameters
-from sim.streams import StreamSink, StreamSource
+from sim.testbench import StreamTestbench
 from sw.model import presorted_order
 
 
@@ -21,33 +17,14 @@ def reference_order(codes):
     return presorted_order(np.asarray(codes)[:, None])[0]
 
 
-class SorterTestbench:
+class SorterTestbench(StreamTestbench):
     def __init__(self, dut):
-        self.settings = testbench_parameters()
-        design = self.settings["design"]
-        self.max_rows = design["max_rows"]
-        self.code_bits = design["code_bits"]
+        super().__init__(dut)
+        self.max_rows = self.design["max_rows"]
+        self.code_bits = self.design["code_bits"]
         self.row_bits = (self.max_rows - 1).bit_length()
-        self.dut = dut
-        self.rng = random.Random(cocotb.RANDOM_SEED)
-        self.codes = StreamSource(dut, "codes", code_layout(self.code_bits), dut.clk, self.rng,
-                                  idle_probability=self.settings.get("idle_probability", 0.3))
-        self.sorted = StreamSink(dut, "sorted", sorted_row_layout(self.code_bits, self.row_bits),
-                                 dut.clk, self.rng,
-                                 stall_probability=self.settings.get("stall_probability", 0.3))
-
-    async def begin(self):
-        Clock(self.dut.clk, 10, unit="ns").start()
-        cocotb.start_soon(self.codes.run())
-        cocotb.start_soon(self.sorted.run())
-        await self.reset()
-
-    async def reset(self):
-        self.dut.rst.value = 1
-        self.codes.clear()
-        await ClockCycles(self.dut.clk, 2)
-        self.dut.rst.value = 0
-        self.sorted.clear()
+        self.codes = self.source("codes", code_layout(self.code_bits))
+        self.sorted = self.sink("sorted", sorted_row_layout(self.code_bits, self.row_bits))
 
     def send(self, codes):
         for row, code in enumerate(codes):
