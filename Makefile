@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: all setup verilog sim resources bench accuracy test clean distclean
+.PHONY: all setup verilog sim resources bench accuracy metric test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(STAMP)
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
 accuracy: $(STAMP)
 	$(VPY) -m sw.accuracy_study --seeds 3
+
+# Thesis Table 3.1: triplet mining for large-margin metric learning (results/metric/).
+metric: $(STAMP)
+	$(VPY) -m sw.metric.reproduce
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)

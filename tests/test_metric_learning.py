@@ -1,0 +1,277 @@
+"""LargeMarginMetricLearning: PSD metric, solver agreement, hierarchical schedule, kNN gain,
+input validation, and the metric-learn LMNN peer adapter."""
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, load_wine
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+
+from sw.metric import MINERS, LargeMarginMetricLearning, hierarchical_schedule, mine_triplets
+from sw.metric.hierarchical import points_in_sphere, stratified_sample
+from sw.metric.solvers import build_problem, solve_projected_gradient, solve_sdp
+
+
+def _small_problem(seed=0, c=10.0, mining="batch_semi_hard", k=2):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], 8)
+    X = rng.normal(size=(24, 4)) + np.outer(y, [1.5, 0.0, 0.0, 0.0])
+    pairs, triplets = mine_triplets(X, y, mining, k, random_state=seed)
+    return X, pairs, triplets, c
+
+
+def _objective_by_hand(X, pairs, triplets, c, M):
+    """Eq. 2.8 written out term by term, independently of the solver code."""
+    def distance(a, b):
+        difference = X[a] - X[b]
+        return difference @ M @ difference
+    pull = sum(distance(i, j) for i, j in pairs)
+    push = sum(max(0.0, 1.0 + distance(i, j) - distance(i, l)) for i, j, l in triplets)
+    return pull + c * push
+
+
+def _random_psd(rng, d):
+    A = rng.normal(size=(d, d))
+    return A @ A.T / d
+
+
+# ----------------------------------------------------------------------------- solvers
+@pytest.mark.parametrize("mining", ["batch_semi_hard", "ephn", "negative_sampling"])
+def test_sdp_and_fast_solver_agree_on_small_problems(mining):
+    X, pairs, triplets, c = _small_problem(mining=mining)
+    problem = build_problem(X, pairs, triplets, c)
+    M_sdp, _ = solve_sdp(problem)
+    M_fast, _ = solve_projected_gradient(problem)
+    value_sdp = _objective_by_hand(X, pairs, triplets, c, M_sdp)
+    value_fast = _objective_by_hand(X, pairs, triplets, c, M_fast)
+    assert value_fast == pytest.approx(value_sdp, rel=1e-3)
+    assert np.linalg.norm(M_fast - M_sdp) <= 0.05 * np.linalg.norm(M_sdp)
+    assert np.linalg.norm(M_sdp) > 0  # the test problem is not solved by M = 0
+
+
+def test_sdp_solution_is_optimal_against_other_psd_matrices():
+    X, pairs, triplets, c = _small_problem(seed=3)
+    M_sdp, _ = solve_sdp(build_problem(X, pairs, triplets, c))
+    best = _objective_by_hand(X, pairs, triplets, c, M_sdp)
+    rng = np.random.default_rng(0)
+    candidates = [np.eye(4), np.zeros((4, 4))] + [_random_psd(rng, 4) for _ in range(20)]
+    candidates += [M_sdp + 0.05 * _random_psd(rng, 4) for _ in range(5)]
+    for M in candidates:
+        assert best <= _objective_by_hand(X, pairs, triplets, c, M) + 1e-6
+
+
+@pytest.mark.parametrize("mining", MINERS)
+def test_learned_metric_is_positive_semidefinite(mining):
+    X, y = load_iris(return_X_y=True)
+    model = LargeMarginMetricLearning(mining=mining, k=2, c=10.0, random_state=0).fit(X, y)
+    M = model.get_mahalanobis_matrix()
+    assert np.allclose(M, M.T)
+    assert np.linalg.eigvalsh(M).min() >= -1e-9 * max(1.0, np.abs(M).max())
+    # transform and M describe the same distance
+    a, b = X[:10], X[10:20]
+    by_matrix = np.sqrt(np.einsum("ni,ij,nj->n", a - b, M, a - b))
+    assert np.allclose(model.pair_distance(a, b), by_matrix)
+
+
+def test_hierarchical_metric_is_positive_semidefinite_and_full_rank():
+    X, y = load_iris(return_X_y=True)
+    model = LargeMarginMetricLearning(mining="ephn", hierarchical=True, k=2, c=10.0,
+                                      random_state=0).fit(X, y)
+    eigenvalues = np.linalg.eigvalsh(model.get_mahalanobis_matrix())
+    assert eigenvalues.min() > 0  # diagonal strengthening keeps every direction
+    assert model.n_spheres_solved_ > 0
+
+
+# ----------------------------------------------------------------------------- hierarchy
+def test_schedule_follows_the_published_numbers():
+    # n = 1500: n_s = floor(15) = 15, then 15 - 3 = 12, 12 - 2 = 10, 10 - 2 = 8, 8 - 1 = 7,
+    # 7 - 1 = 6, 6 - 1 = 5, 5 - 1 = 4, 4 - 0 = 4 ...
+    steps = hierarchical_schedule(1500, n_iterations=18)
+    assert [s.n_spheres for s in steps[:10]] == [15, 12, 10, 8, 7, 6, 5, 4, 4, 4]
+    # r = 0.1 sigma, then + 0.3 sigma per iteration
+    assert [s.radius_in_sigma for s in steps[:4]] == pytest.approx([0.1, 0.4, 0.7, 1.0])
+    assert steps[17].radius_in_sigma == pytest.approx(0.1 + 17 * 0.3)
+    # p = 1, then - 0.05 per iteration down to 0.2 (reached at iteration 17)
+    assert [s.sampling_portion for s in steps[:3]] == pytest.approx([1.0, 0.95, 0.9])
+    assert steps[16].sampling_portion == pytest.approx(0.2)
+    assert steps[17].sampling_portion == pytest.approx(0.2)
+
+
+def test_schedule_clips_the_number_of_spheres_to_10_20():
+    assert hierarchical_schedule(100)[0].n_spheres == 10      # floor(1) -> 10
+    assert hierarchical_schedule(5000)[0].n_spheres == 20     # floor(50) -> 20
+    assert [s.n_spheres for s in hierarchical_schedule(5000)[:6]] == [20, 16, 13, 11, 9, 8]
+    # below 5 spheres, floor(0.2 n_s) = 0 and the count stays put (never below 1)
+    assert [s.n_spheres for s in hierarchical_schedule(100)][-1] == 4
+
+
+def test_fit_uses_the_schedule_for_its_training_size():
+    X, y = load_iris(return_X_y=True)
+    model = LargeMarginMetricLearning(mining="ephn", hierarchical=True, k=2, c=10.0,
+                                      n_iterations=5, random_state=0).fit(X, y)
+    assert [s.n_spheres for s in model.schedule_] == [10, 8, 7, 6, 5]
+
+
+def test_stratified_sampling_takes_the_portion_of_every_class():
+    y = np.array([0] * 10 + [1] * 4 + [2] * 7)
+    indices = np.arange(len(y))
+    sample = stratified_sample(indices, y, 0.5, np.random.default_rng(0))
+    # ceil(0.5 * 10) = 5, ceil(0.5 * 4) = 2, ceil(0.5 * 7) = 4
+    assert np.bincount(y[sample]).tolist() == [5, 2, 4]
+    assert len(set(sample)) == len(sample)
+
+
+def test_points_in_sphere():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 4.0]])
+    assert points_in_sphere(X, np.array([0.0, 0.0]), 2.0).tolist() == [0, 1, 2]
+    assert points_in_sphere(X, np.array([3.0, 3.0]), 1.0).tolist() == [3]
+
+
+# ----------------------------------------------------------------------------- kNN gain
+def _noisy_dimensions_data(seed=0, n=240):
+    """Two informative features and eight loud noise features: Euclidean kNN drowns."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, size=n)
+    centres = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0]])
+    signal = centres[y] + 0.25 * rng.normal(size=(n, 2))
+    noise = 5.0 * rng.normal(size=(n, 8))
+    return np.hstack([signal, noise]), y
+
+
+@pytest.mark.parametrize("hierarchical", [False, True])
+def test_learned_metric_beats_euclidean_knn_where_the_metric_matters(hierarchical):
+    X, y = _noisy_dimensions_data()
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.4, random_state=0,
+                                                        stratify=y)
+    euclidean = KNeighborsClassifier(3).fit(X_train, y_train).score(X_test, y_test)
+    model = LargeMarginMetricLearning(mining="ephn", hierarchical=hierarchical, k=3, c=10.0,
+                                      random_state=0).fit(X_train, y_train)
+    learned = KNeighborsClassifier(3).fit(model.transform(X_train), y_train).score(
+        model.transform(X_test), y_test)
+    assert euclidean < 0.7
+    assert learned > 0.9
+    assert learned > euclidean + 0.2
+
+
+def test_get_metric_works_inside_kneighborsclassifier():
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0,
+                                                        stratify=y)
+    model = LargeMarginMetricLearning(mining="batch_hard", k=3, c=10.0).fit(X_train, y_train)
+    by_metric = KNeighborsClassifier(3, metric=model.get_metric()).fit(X_train, y_train)
+    by_transform = KNeighborsClassifier(3).fit(model.transform(X_train), y_train)
+    assert np.array_equal(by_metric.predict(X_test),
+                          by_transform.predict(model.transform(X_test)))
+
+
+# ----------------------------------------------------------------------------- API
+def test_estimator_conventions():
+    model = LargeMarginMetricLearning(mining="k-BSH", k=2, c=5.0, random_state=3)
+    assert model.get_params()["mining"] == "k-BSH"          # stored unchanged
+    assert clone(model).get_params() == model.get_params()
+    X, y = load_iris(return_X_y=True)
+    assert model.fit(X, y) is model
+    assert model.components_.shape == (4, 4)
+    assert model.transform(X).shape == (150, 4)
+
+
+def test_sdp_solver_is_used_for_small_problems_and_fast_solver_on_request():
+    X, y = load_iris(return_X_y=True)
+    sdp = LargeMarginMetricLearning(mining="ephn", k=2, c=10.0, solver="sdp").fit(X, y)
+    fast = LargeMarginMetricLearning(mining="ephn", k=2, c=10.0,
+                                     solver="projected_gradient").fit(X, y)
+    assert (sdp.solver_, fast.solver_) == ("sdp", "projected_gradient")
+    assert fast.objective_ == pytest.approx(sdp.objective_, rel=1e-3)
+
+
+def test_nan_is_refused():
+    X, y = load_iris(return_X_y=True)
+    X = X.copy()
+    X[5, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LargeMarginMetricLearning().fit(X, y)
+
+
+def test_one_class_is_refused():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        LargeMarginMetricLearning().fit(X[:50], y[:50])
+
+
+def test_k_larger_than_a_class_is_refused_with_the_limit():
+    X = np.arange(20.0).reshape(10, 2)
+    y = np.array([0] * 7 + [1] * 3)
+    with pytest.raises(ValueError, match=r"k=3 .* class 1 has 3 samples.*k <= 2"):
+        LargeMarginMetricLearning(k=3).fit(X, y)
+
+
+@pytest.mark.parametrize("parameters, message", [
+    ({"mining": "hardest"}, "not a known triplet miner"),
+    ({"solver": "newton"}, "solver='newton'"),
+    ({"k": 0}, "k=0"),
+    ({"c": -1.0}, "c=-1.0"),
+    ({"sphere_placement": "grid"}, "sphere_placement='grid'"),
+])
+def test_bad_hyperparameters_are_named(parameters, message):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=message):
+        LargeMarginMetricLearning(**parameters).fit(X, y)
+
+
+def test_too_many_triplets_are_refused_before_solving():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="max_triplets=1000"):
+        LargeMarginMetricLearning(mining="batch_all", k=2, max_triplets=1000).fit(X, y)
+
+
+# ----------------------------------------------------------------------------- peer
+def test_lmnn_peer_runs_under_current_scikit_learn_and_restores_it():
+    pytest.importorskip("metric_learn", reason="pip install metric-learn")
+    import metric_learn._util as util
+    from sklearn.utils import check_array
+    from sw.metric.peer import fit_lmnn, lmnn_transform
+
+    X, y = load_iris(return_X_y=True)
+    model, seconds, _ = fit_lmnn(X, y, n_neighbors=3, max_iter=50)
+    assert seconds > 0
+    assert lmnn_transform(model, X).shape == (150, 4)
+    assert util.check_array is check_array   # nothing left patched
+
+
+# ----------------------------------------------------------------------------- data
+DATA_HINT = ("set HWFOREST_DATA_DIR to a directory with {file} (see sw/datasets.py; e.g. "
+             "/work/shared/datasets), or download it with sw.datasets.download")
+
+
+def _data_file(name):
+    directory = os.environ.get("HWFOREST_DATA_DIR")
+    return Path(directory) / name if directory else None
+
+
+def test_orl_split_follows_the_thesis():
+    path = _data_file("orl_faces.csv.gz")
+    if path is None or not path.exists():
+        pytest.skip(DATA_HINT.format(file="orl_faces.csv.gz"))
+    from sw.metric.reproduce import prepare
+    split = prepare("orl_faces")
+    assert split.X_train.shape == (240, 15)               # 6 images x 40 subjects
+    assert split.X_validation.shape == split.X_test.shape == (80, 15)
+    for labels in (split.y_train, split.y_validation, split.y_test):
+        counts = np.bincount(labels, minlength=40)
+        assert len(set(counts)) == 1 and counts.size == 40
+
+
+def test_reproduce_command_writes_table_and_csv(tmp_path):
+    from sw.metric.reproduce import main
+    main(["--datasets", "iris", "--miners", "k-EPHN", "--quick", "--no-peer",
+          "--no-figures", "--output-dir", str(tmp_path)])
+    table = (tmp_path / "table31.md").read_text()
+    assert "k-EPHN" in table and "95.45" in table       # thesis number beside ours
+    rows = (tmp_path / "table31.csv").read_text().splitlines()
+    assert len(rows) == 1 + 1 + 2                        # header, kNN, two approaches

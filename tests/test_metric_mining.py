@@ -1,0 +1,130 @@
+"""Triplet miners select exactly the triplets their definitions (thesis 3.1-3.5) say."""
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from sw.metric.mining import (MINERS, canonical_miner_name, mine_triplets,
+                              negative_sampling_weights, pairwise_distance_density)
+
+# One-dimensional data, so every distance is |a - b| and can be checked by eye.
+# Class 0 sits at 0, 1, 3, 6; class 1 at 2, 4, 10.
+POSITIONS = np.array([0.0, 1.0, 3.0, 6.0, 2.0, 4.0, 10.0])
+LABELS = np.array([0, 0, 0, 0, 1, 1, 1])
+ANCHOR = 0  # the point at 0: positives at distance 1, 3, 6; negatives at 2, 4, 10
+
+
+def _mine_for_anchor(mining, k=2, anchor=ANCHOR, **kwargs):
+    pairs, triplets = mine_triplets(POSITIONS[:, None], LABELS, mining, k, **kwargs)
+    anchor_pairs = {POSITIONS[j] for i, j in pairs if i == anchor}
+    anchor_triplets = {(POSITIONS[j], POSITIONS[l]) for i, j, l in triplets if i == anchor}
+    return anchor_pairs, anchor_triplets, pairs, triplets
+
+
+def _product(positives, negatives):
+    return {(p, n) for p in positives for n in negatives}
+
+
+# Expected (positives, {positive: negatives}) for the anchor at 0 with k = 2, worked out
+# by hand from each definition.
+EXPECTED = {
+    # k nearest positives {1, 3} x all negatives {2, 4, 10}
+    "batch_all": ({1, 3}, _product({1, 3}, {2, 4, 10})),
+    # k farthest positives {6, 3} x k nearest negatives {2, 4}
+    "batch_hard": ({6, 3}, _product({6, 3}, {2, 4})),
+    # k nearest positives; per positive the 2 nearest negatives farther than it:
+    # positive 1 -> {2, 4}; positive 3 -> {4, 10}
+    "batch_semi_hard": ({1, 3}, {(1, 2), (1, 4), (3, 4), (3, 10)}),
+    # k farthest positives {6, 3} x k farthest negatives {10, 4}
+    "hpen": ({6, 3}, _product({6, 3}, {10, 4})),
+    # k nearest positives {1, 3} x k farthest negatives {10, 4}
+    "epen": ({1, 3}, _product({1, 3}, {10, 4})),
+    # k nearest positives {1, 3} x k nearest negatives {2, 4}
+    "ephn": ({1, 3}, _product({1, 3}, {2, 4})),
+}
+
+
+@pytest.mark.parametrize("mining", sorted(EXPECTED))
+def test_miner_selects_its_definition_for_one_anchor(mining):
+    positives, triplets = EXPECTED[mining]
+    anchor_pairs, anchor_triplets, _, _ = _mine_for_anchor(mining)
+    assert anchor_pairs == positives
+    assert anchor_triplets == triplets
+
+
+def test_semi_hard_takes_fewer_negatives_when_fewer_are_farther():
+    # Anchor at 10 (class 1): its k=2 nearest positives are 4 (d 6) and 2 (d 8); the
+    # negatives are 6 (d 4), 3 (d 7), 1 (d 9), 0 (d 10).  Farther than positive 4: 3, 1, 0
+    # -> nearest two {3, 1}; farther than positive 2: 1, 0 -> {1, 0}.
+    _, triplets, _, _ = _mine_for_anchor("batch_semi_hard", anchor=6)
+    assert triplets == {(4, 3), (4, 1), (2, 1), (2, 0)}
+    # Class 0 at 0, 1, 3, 6 and class 1 at 2, 4, 10, 12; anchor 0, k = 3: positive 6
+    # (distance 6) has only two negatives farther away, 10 and 12.
+    X = np.array([0.0, 1.0, 3.0, 6.0, 2.0, 4.0, 10.0, 12.0])[:, None]
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    _, triplets = mine_triplets(X, y, "batch_semi_hard", 3)
+    chosen = {(X[j, 0], X[l, 0]) for i, j, l in triplets if i == 0}
+    assert chosen == {(1, 2), (1, 4), (1, 10), (3, 4), (3, 10), (3, 12), (6, 10), (6, 12)}
+
+
+@pytest.mark.parametrize("mining", MINERS)
+def test_every_triplet_has_a_positive_and_a_negative(mining):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(24, 3))
+    y = np.repeat([0, 1, 2], 8)
+    pairs, triplets = mine_triplets(X, y, mining, 3, random_state=0)
+    assert len(pairs) == 24 * 3                      # k pulled positives per anchor
+    assert np.all(y[pairs[:, 0]] == y[pairs[:, 1]])
+    assert np.all(pairs[:, 0] != pairs[:, 1])
+    assert np.all(y[triplets[:, 0]] == y[triplets[:, 1]])
+    assert np.all(y[triplets[:, 0]] != y[triplets[:, 2]])
+    # every triplet's (anchor, positive) is one of the pulled pairs
+    pulled = {tuple(p) for p in pairs}
+    assert {(i, j) for i, j, _ in triplets} <= pulled
+    expected = {"batch_all": 24 * 3 * 16}.get(mining, 24 * 3 * 3)
+    if mining != "batch_semi_hard":
+        assert len(triplets) == expected
+
+
+def test_negative_sampling_draws_k_distinct_negatives_reproducibly():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 5))
+    y = np.repeat([0, 1], 15)
+    pairs, triplets = mine_triplets(X, y, "negative_sampling", 4, random_state=7)
+    again = mine_triplets(X, y, "negative_sampling", 4, random_state=7)[1]
+    assert np.array_equal(triplets, again)
+    for i, j in pairs:
+        negatives = triplets[(triplets[:, 0] == i) & (triplets[:, 1] == j), 2]
+        assert len(negatives) == 4 == len(set(negatives))
+        assert np.all(y[negatives] != y[i])
+    # the positives are the k nearest, as in eq. 3.7 (eta_ij)
+    ephn_pairs, _ = mine_triplets(X, y, "ephn", 4)
+    assert {tuple(p) for p in pairs} == {tuple(p) for p in ephn_pairs}
+
+
+def test_distance_density_is_the_known_sphere_law():
+    # On the 2-sphere in R^3 the distance between two uniform points has density D/2.
+    for distance in (0.3, 1.0, 1.7):
+        assert pairwise_distance_density(distance, 3) == pytest.approx(distance / 2)
+    for dimension in (2, 5, 30):
+        total, _ = quad(lambda D: float(pairwise_distance_density(D, dimension)), 0, 2)
+        assert total == pytest.approx(1.0, abs=1e-6)
+
+
+def test_negative_sampling_weight_is_capped_inverse_density():
+    # d = 3: q(D) = D/2, so 1/q(0.5) = 4 (capped at 1.4) and 1/q(1.9) = 1/0.95.
+    weights = negative_sampling_weights(np.array([0.5, 1.9]), 3, 1.4)
+    assert weights == pytest.approx([1.4, 1 / 0.95])
+
+
+def test_k_hphn_is_batch_hard_and_thesis_names_are_accepted():
+    assert canonical_miner_name("k-HPHN") == "batch_hard"
+    assert canonical_miner_name("k-BSH") == "batch_semi_hard"
+    assert canonical_miner_name("k-NS") == "negative_sampling"
+    with pytest.raises(ValueError, match="not a known triplet miner"):
+        canonical_miner_name("hardest")
+
+
+def test_k_larger_than_a_class_is_refused():
+    with pytest.raises(ValueError, match=r"k=3 is larger than a class allows.*has 3 samples"):
+        mine_triplets(POSITIONS[:, None], LABELS, "ephn", 3)
