@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from .hierarchical import (DEFAULT_N_ITERATIONS, hierarchical_schedule, points_in_sphere,
                            sphere_centres, stratified_sample)
 from .mining import canonical_miner_name, mine_triplets
-from .solvers import (SDP_MAX_FEATURES, SDP_MAX_TRIPLETS, build_problem, project_psd,
+from .solvers import (SDP_MAX_COST, SDP_MAX_FEATURES, SDP_MAX_TRIPLETS, build_problem, project_psd,
                       solve_projected_gradient, solve_sdp)
 
 __all__ = ["LargeMarginMetricLearning", "SOLVERS"]
@@ -46,16 +46,17 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         ``"sdp"`` solves the SDP as written with cvxpy (small problems only),
         ``"projected_gradient"`` the same objective by accelerated projected gradient on the
         PSD cone; ``"auto"`` takes the SDP when the problem has at most
-        ``SDP_MAX_TRIPLETS`` triplets and ``SDP_MAX_FEATURES`` features.
+        ``SDP_MAX_TRIPLETS`` triplets, ``SDP_MAX_FEATURES`` features and
+        ``n_triplets * n_features**2 <= SDP_MAX_COST``.
     k : int, default=3
         Positives per anchor and negatives per anchor-positive pair.
     c : float, default=1.0
         Weight of the hinge (push) term; too small a ``c`` makes ``M = 0`` optimal.
     negative_sampling_cap : float, default=1.4
         ``lambda`` of eq. 2.12 (negative sampling only).
-    max_iter : int, default=1000
+    max_iter : int, default=2000
         Gradient steps of the projected-gradient solver (per sphere when hierarchical).
-    tol : float, default=1e-5
+    tol : float, default=1e-6
         Relative change of M that ends a stage of the projected-gradient solver.
     max_triplets : int, default=1_000_000
         Refuse problems with more triplets than this (memory); use ``hierarchical=True``.
@@ -92,7 +93,7 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, mining="batch_hard", hierarchical=False, solver="auto", k=3, c=1.0,
-                 negative_sampling_cap=1.4, max_iter=1000, tol=1e-5, max_triplets=1_000_000,
+                 negative_sampling_cap=1.4, max_iter=2000, tol=1e-6, max_triplets=1_000_000,
                  n_iterations=DEFAULT_N_ITERATIONS, sphere_placement="data",
                  diagonal_strengthening=0.1, random_state=None):
         self.mining = mining
@@ -158,7 +159,8 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         problem = build_problem(X, pairs, triplets, self.c)
         solver = self.solver
         if solver == "auto":
-            small = (len(triplets) <= SDP_MAX_TRIPLETS and X.shape[1] <= SDP_MAX_FEATURES)
+            small = (len(triplets) <= SDP_MAX_TRIPLETS and X.shape[1] <= SDP_MAX_FEATURES
+                     and len(triplets) * X.shape[1] ** 2 <= SDP_MAX_COST)
             solver = "sdp" if small else "projected_gradient"
         M = info = None
         if solver == "sdp":

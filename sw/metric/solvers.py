@@ -30,11 +30,14 @@ import warnings
 import numpy as np
 
 __all__ = ["TripletProblem", "build_problem", "objective", "project_psd", "solve_sdp",
-           "solve_projected_gradient", "SDP_MAX_TRIPLETS", "SDP_MAX_FEATURES"]
+           "solve_projected_gradient", "SDP_MAX_TRIPLETS", "SDP_MAX_FEATURES",
+           "SDP_MAX_COST"]
 
-# Beyond these sizes the cvxpy formulation becomes slow (minutes) or memory hungry.
+# Beyond these sizes the cvxpy formulation becomes slow (its constraint matrix is dense,
+# n_triplets x n_features^2) or memory hungry; "auto" then uses the fast solver.
 SDP_MAX_TRIPLETS = 3000
 SDP_MAX_FEATURES = 40
+SDP_MAX_COST = 60_000   # n_triplets * n_features^2
 
 
 @dataclasses.dataclass
@@ -130,7 +133,7 @@ def _evaluate(problem, M, width, with_gradient):
     return smoothed_value, exact_value, gradient
 
 
-def solve_projected_gradient(problem, max_iter=1000, tol=1e-5, initial=None):
+def solve_projected_gradient(problem, max_iter=2000, tol=1e-6, initial=None):
     """Minimise the objective over the PSD cone by smoothed accelerated projected gradient.
 
     Parameters
@@ -151,20 +154,28 @@ def solve_projected_gradient(problem, max_iter=1000, tol=1e-5, initial=None):
         ``n_iter`` and ``objective``.
     """
     d = problem.n_features
-    # The optimum scales as 1/s for data scaled by sqrt(s): solve at unit scale, rescale.
-    scale = float(np.mean(np.sum(problem.differences ** 2, axis=1))) / d
-    scale = scale if scale > 0 else 1.0
-    scaled = dataclasses.replace(problem, differences=problem.differences / np.sqrt(scale))
-    M = np.eye(d) if initial is None else np.asarray(initial, dtype=float) * scale
+    # Precondition by whitening the difference vectors: with v' = W^T v and M = W M' W^T
+    # the objective is unchanged and M' is PSD exactly when M is (W is invertible), but
+    # the problem in M' is far better conditioned for a first-order method.  Directions
+    # the differences do not span get a floored eigenvalue; they do not enter the objective.
+    covariance = problem.differences.T @ problem.differences / max(len(problem.differences), 1)
+    eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+    floor = max(eigenvalues.max(), 1e-300) * 1e-10
+    whitening = eigenvectors / np.sqrt(np.maximum(eigenvalues, floor))
+    scaled = dataclasses.replace(problem, differences=problem.differences @ whitening)
+    unwhitening = np.linalg.inv(whitening)
+    M = (np.eye(d) if initial is None
+         else unwhitening @ np.asarray(initial, dtype=float) @ unwhitening.T)
     best_M, best_value = M, objective(scaled, M)
 
     widths = [1.0, 0.1, 1e-2, 1e-3, 1e-4]
-    iterations_per_stage = max(1, max_iter // len(widths))
     lipschitz = 1.0
     n_iter = 0
-    for width in widths:
+    for stage, width in enumerate(widths):
+        # Steps a stage does not need (it converged early) go to the later stages.
+        stage_budget = max(1, (max_iter - n_iter) // (len(widths) - stage))
         previous, momentum_point, t = M, M, 1.0
-        for _ in range(iterations_per_stage):
+        for _ in range(stage_budget):
             value, _, gradient = _evaluate(scaled, momentum_point, width, True)
             # Backtracking: grow the Lipschitz estimate until the quadratic bound holds.
             while True:
@@ -186,7 +197,8 @@ def solve_projected_gradient(problem, max_iter=1000, tol=1e-5, initial=None):
             if change < tol:
                 break
         M = best_M
-    return best_M / scale, {"n_iter": n_iter, "objective": objective(problem, best_M / scale)}
+    solution = project_psd(whitening @ best_M @ whitening.T)
+    return solution, {"n_iter": n_iter, "objective": objective(problem, solution)}
 
 
 def solve_sdp(problem, solver="CLARABEL"):
