@@ -13,6 +13,7 @@ from amaranth.back import verilog
 
 from hw.gini import GiniScanner
 from hw.inbag import InBagBuilder
+from hw.partition import PartitionUnit
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
 
@@ -24,6 +25,7 @@ DESIGNS = {
     "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
                                      "tree_index_bits": 16}),
+    "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
 }
 

@@ -155,6 +155,7 @@ TESTBENCHES = [
     ("radix_sorter", "sim.tb_sorter", {"random_cases": 20}),
     ("inbag_builder", "sim.tb_inbag", {"random_trees": 10}),
     ("gini_scanner", "sim.tb_gini", {"random_segments": 100}),
+    ("partition_unit", "sim.tb_partition", {"random_segments": 40}),
 ]
 
 
