@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy.integrate import quad
+from scipy.stats import chisquare
 
 from sw.metric.mining import (MINERS, canonical_miner_name, mine_triplets,
                               negative_sampling_weights, pairwise_distance_density)
@@ -128,3 +129,56 @@ def test_k_hphn_is_batch_hard_and_thesis_names_are_accepted():
 def test_k_larger_than_a_class_is_refused():
     with pytest.raises(ValueError, match=r"k=3 is larger than a class allows.*has 3 samples"):
         mine_triplets(POSITIONS[:, None], LABELS, "ephn", 3)
+
+
+def test_equal_distances_go_to_the_lower_index_for_nearest_and_farthest():
+    # Anchor 0 at 0 (class 0).  Positives: index 1 at 2 and index 2 at -2 (tied farthest),
+    # index 3 at 1 (nearest).  Negatives: index 4 at 3 and 5 at -3 (tied farthest),
+    # index 6 at 0.5 and 7 at -0.5 (tied nearest).  With k = 1 the lower index must win.
+    X = np.array([0.0, 2.0, -2.0, 1.0, 3.0, -3.0, 0.5, -0.5])[:, None]
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    expected = {"batch_hard": (1, 6), "hpen": (1, 4), "epen": (3, 4), "ephn": (3, 6)}
+    for mining, (positive, negative) in expected.items():
+        pairs, triplets = mine_triplets(X, y, mining, 1)
+        assert [tuple(p) for p in pairs if p[0] == 0] == [(0, positive)], mining
+        assert [tuple(t) for t in triplets if t[0] == 0] == [(0, positive, negative)], mining
+
+
+def test_negative_sampling_draws_negatives_with_the_capped_inverse_density():
+    # Twelve unit vectors in a plane of R^10, symmetric about the origin (so centring and
+    # normalising leave them unchanged).  The anchor (angle 0) has negatives at known
+    # angles, hence known chord lengths D = 2 sin(angle / 2); eq. 2.12 says each is drawn
+    # with probability proportional to min(1.4, 1/q(D)), q the density of eq. 2.11
+    # normalised here by numerical integration (not by the code under test).
+    d = 10
+    negative_angles = np.array([20, 75, 100, 150, 200, 255, 280, 330])
+    angles = np.radians(np.concatenate([[0, 180, 90, 270], negative_angles]))
+    X = np.zeros((12, d))
+    X[:, 0], X[:, 1] = np.cos(angles), np.sin(angles)
+    y = np.array([0] * 4 + [1] * 8)
+
+    def unnormalised(D):
+        return D ** (d - 2) * (1 - D * D / 4) ** ((d - 3) / 2)
+    normaliser, _ = quad(unnormalised, 0, 2)
+    separation = np.minimum(negative_angles, 360 - negative_angles)
+    chord = 2 * np.sin(np.radians(separation) / 2)
+    weights = np.minimum(1.4, normaliser / unnormalised(chord))
+    expected = weights / weights.sum()
+
+    rng = np.random.default_rng(0)
+    counts = np.zeros(8)
+    for _ in range(1500):
+        pairs, triplets = mine_triplets(X, y, "negative_sampling", 1, random_state=rng)
+        chosen = triplets[triplets[:, 0] == 0]
+        assert chosen.shape == (1, 3) and chosen[0, 1] == 2   # nearest positive, angle 90
+        counts[chosen[0, 2] - 4] += 1
+    assert chisquare(counts, expected * counts.sum()).pvalue > 1e-3
+    # the test has power: uniform sampling of the negatives is clearly rejected
+    assert chisquare(counts).pvalue < 1e-6
+
+
+def test_a_class_with_one_sample_is_refused_by_name():
+    X = np.arange(6.0)[:, None]
+    y = np.array([0, 0, 0, 1, 1, 2])
+    with pytest.raises(ValueError, match=r"class 2 has 1 sample.*at least 2"):
+        mine_triplets(X, y, "ephn", 1)

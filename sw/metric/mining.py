@@ -126,9 +126,13 @@ def _check_class_sizes(y, k):
         raise ValueError(f"metric learning needs at least 2 classes; y has {classes.size} "
                          f"class ({classes.tolist()})")
     smallest = int(np.argmin(counts))
-    if counts[smallest] < k + 1:
-        raise ValueError(f"k={k} is larger than a class allows: class {classes[smallest].item()!r} "
-                         f"has {counts[smallest]} samples, so at most k={counts[smallest] - 1} "
+    label, size = classes[smallest].item(), int(counts[smallest])
+    if size < 2:
+        raise ValueError(f"class {label!r} has {size} sample; every class needs at least 2 "
+                         f"(an anchor and a positive), so no k >= 1 works")
+    if size < k + 1:
+        raise ValueError(f"k={k} is larger than a class allows: class {label!r} "
+                         f"has {size} samples, so at most k={size - 1} "
                          f"positives per anchor exist (k must be <= smallest class size - 1)")
 
 
@@ -184,11 +188,15 @@ def mine_triplets(X, y, mining, k, random_state=None, negative_sampling_cap=1.4)
         same = (y == y[anchor]) & (index != anchor)
         positives = index[same]
         negatives = index[y != y[anchor]]
+        # Nearest first and farthest first; both stable, so equal distances keep the
+        # lower sample index first (reversing the nearest-first order would not).
         positive_order = positives[np.argsort(distance[anchor, positives], kind="stable")]
         negative_order = negatives[np.argsort(distance[anchor, negatives], kind="stable")]
+        farthest_negatives = negatives[np.argsort(-distance[anchor, negatives], kind="stable")]
 
         if miner in ("batch_hard", "hpen"):
-            chosen_positives = positive_order[::-1][:k]
+            chosen_positives = positives[np.argsort(-distance[anchor, positives],
+                                                    kind="stable")][:k]
         else:
             chosen_positives = positive_order[:k]
 
@@ -199,7 +207,7 @@ def mine_triplets(X, y, mining, k, random_state=None, negative_sampling_cap=1.4)
             elif miner in ("batch_hard", "ephn"):
                 chosen_negatives = negative_order[:k]
             elif miner in ("hpen", "epen"):
-                chosen_negatives = negative_order[::-1][:k]
+                chosen_negatives = farthest_negatives[:k]
             elif miner == "batch_semi_hard":
                 farther = distance[anchor, negative_order] > distance[anchor, positive]
                 chosen_negatives = negative_order[farther][:k]
