@@ -113,6 +113,43 @@ def test_fit_uses_the_schedule_for_its_training_size():
     assert [s.n_spheres for s in model.schedule_] == [10, 8, 7, 6, 5]
 
 
+def test_fit_uses_the_published_radius_and_portion(monkeypatch):
+    # Record what fit hands to the sphere and sampling helpers: the radius must be
+    # (0.1 + 0.3 (tau - 1)) sigma with sigma the mean feature std of the current data, and
+    # the portion 1, 0.95, 0.9, ...
+    import sw.metric.estimator as estimator
+    radii, portions, sigmas = [], [], []
+    real_points, real_sample = estimator.points_in_sphere, estimator.stratified_sample
+    real_centres = estimator.sphere_centres
+
+    def centres(X, n_spheres, rng, placement):
+        sigmas.append(float(np.mean(X.std(axis=0))))
+        return real_centres(X, n_spheres, rng, placement)
+
+    def points(X, centre, radius):
+        radii.append(radius)
+        return real_points(X, centre, radius)
+
+    def sample(indices, y, portion, rng):
+        portions.append(portion)
+        return real_sample(indices, y, portion, rng)
+    monkeypatch.setattr(estimator, "sphere_centres", centres)
+    monkeypatch.setattr(estimator, "points_in_sphere", points)
+    monkeypatch.setattr(estimator, "stratified_sample", sample)
+
+    X, y = load_iris(return_X_y=True)
+    LargeMarginMetricLearning(mining="ephn", hierarchical=True, k=2, c=10.0, n_iterations=4,
+                              random_state=0).fit(X, y)
+    spheres = [10, 8, 7, 6]                               # floor(0.01 * 150) -> 10, ...
+    assert len(radii) == len(portions) == sum(spheres)
+    assert sigmas[0] == pytest.approx(np.mean(X.std(axis=0)))
+    at = np.cumsum([0] + spheres[:-1])                    # first sphere of each iteration
+    for tau, (first, count) in enumerate(zip(at, spheres)):
+        expected_radius = (0.1 + 0.3 * tau) * sigmas[tau]
+        assert radii[first:first + count] == pytest.approx([expected_radius] * count)
+        assert portions[first:first + count] == pytest.approx([1 - 0.05 * tau] * count)
+
+
 def test_stratified_sampling_takes_the_portion_of_every_class():
     y = np.array([0] * 10 + [1] * 4 + [2] * 7)
     indices = np.arange(len(y))
@@ -186,11 +223,12 @@ def test_sdp_solver_is_used_for_small_problems_and_fast_solver_on_request():
     assert fast.objective_ == pytest.approx(sdp.objective_, rel=1e-3)
 
 
-def test_nan_is_refused():
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_input_is_refused_with_its_place(bad):
     X, y = load_iris(return_X_y=True)
     X = X.copy()
-    X[5, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    X[5, 2] = bad
+    with pytest.raises(ValueError, match=rf"1 non-finite .*{bad!r} at row 5, column 2"):
         LargeMarginMetricLearning().fit(X, y)
 
 
@@ -213,6 +251,19 @@ def test_k_larger_than_a_class_is_refused_with_the_limit():
     ({"k": 0}, "k=0"),
     ({"c": -1.0}, "c=-1.0"),
     ({"sphere_placement": "grid"}, "sphere_placement='grid'"),
+    ({"k": 1.5}, r"k=1.5 must be an integer >= 1"),
+    ({"k": True}, r"k=True must be an integer"),
+    ({"c": float("inf")}, r"c=inf must be a finite positive"),
+    ({"c": "10"}, r"c='10' must be a finite positive"),
+    ({"hierarchical": "yes"}, r"hierarchical='yes' must be True or False"),
+    ({"negative_sampling_cap": 0}, r"negative_sampling_cap=0 must be .* > 0"),
+    ({"negative_sampling_cap": "1.4"}, r"negative_sampling_cap='1.4' must be"),
+    ({"max_iter": 0}, r"max_iter=0 must be an integer >= 1"),
+    ({"tol": -1e-3}, r"tol=-0.001 must be a finite number >= 0"),
+    ({"max_triplets": 0}, r"max_triplets=0 must be an integer >= 1"),
+    ({"n_iterations": 0, "hierarchical": True}, r"n_iterations=0 must be an integer >= 1"),
+    ({"diagonal_strengthening": -0.1}, r"diagonal_strengthening=-0.1 must be .* >= 0"),
+    ({"diagonal_strengthening": None}, r"diagonal_strengthening=None must be"),
 ])
 def test_bad_hyperparameters_are_named(parameters, message):
     X, y = load_iris(return_X_y=True)
@@ -220,10 +271,33 @@ def test_bad_hyperparameters_are_named(parameters, message):
         LargeMarginMetricLearning(**parameters).fit(X, y)
 
 
+def test_a_class_with_one_sample_is_refused_by_name():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=r"class 2 has 1 sample.*at least 2"):
+        LargeMarginMetricLearning(k=1).fit(X[:101], y[:101])
+
+
 def test_too_many_triplets_are_refused_before_solving():
     X, y = load_iris(return_X_y=True)
-    with pytest.raises(ValueError, match="max_triplets=1000"):
-        LargeMarginMetricLearning(mining="batch_all", k=2, max_triplets=1000).fit(X, y)
+    with pytest.raises(ValueError, match="gives 1350 triplets.*max_triplets=1000"):
+        LargeMarginMetricLearning(mining="ephn", k=3, max_triplets=1000).fit(X, y)
+
+
+def test_batch_all_is_counted_and_refused_before_mining(monkeypatch):
+    # k-BA: k positives x all 100 negatives per anchor = 150 * 2 * 100 = 30 000 triplets;
+    # the estimator must refuse without building them (k-BA on MNIST would need GBs).
+    import sw.metric.estimator as estimator
+
+    def no_mining(*args, **kwargs):
+        raise AssertionError("mine_triplets called for a problem that is too large")
+    monkeypatch.setattr(estimator, "mine_triplets", no_mining)
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="gives 30000 triplets.*max_triplets=29999"):
+        LargeMarginMetricLearning(mining="batch_all", k=2, max_triplets=29_999).fit(X, y)
+    monkeypatch.undo()
+    model = LargeMarginMetricLearning(mining="batch_all", k=2, max_triplets=30_000,
+                                      solver="projected_gradient", max_iter=5).fit(X, y)
+    assert model.n_triplets_ == 30_000
 
 
 # ----------------------------------------------------------------------------- peer
@@ -237,7 +311,9 @@ def test_lmnn_peer_runs_under_current_scikit_learn_and_restores_it():
     model, seconds, _ = fit_lmnn(X, y, n_neighbors=3, max_iter=50)
     assert seconds > 0
     assert lmnn_transform(model, X).shape == (150, 4)
+    from sklearn.utils.validation import check_X_y
     assert util.check_array is check_array   # nothing left patched
+    assert util.check_X_y is check_X_y
 
 
 # ----------------------------------------------------------------------------- data

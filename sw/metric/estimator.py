@@ -113,24 +113,39 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
     def _validate_hyperparameters(self):
         canonical_miner_name(self.mining)
+
+        def is_integer(value):
+            return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+        def is_real(value):
+            return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+        if not isinstance(self.hierarchical, (bool, np.bool_)):
+            raise ValueError(f"hierarchical={self.hierarchical!r} must be True or False")
         if self.solver not in SOLVERS:
             raise ValueError(f"solver={self.solver!r} must be one of {list(SOLVERS)}")
-        if not isinstance(self.k, numbers.Integral) or self.k < 1:
+        if not is_integer(self.k) or self.k < 1:
             raise ValueError(f"k={self.k!r} must be an integer >= 1")
-        if not isinstance(self.c, numbers.Real) or not self.c > 0:
-            raise ValueError(f"c={self.c!r} must be a positive number")
-        if not self.negative_sampling_cap > 0:
-            raise ValueError(f"negative_sampling_cap={self.negative_sampling_cap!r} must be > 0")
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+        if not is_real(self.c) or not 0 < self.c < np.inf:
+            raise ValueError(f"c={self.c!r} must be a finite positive number")
+        if not is_real(self.negative_sampling_cap) or not 0 < self.negative_sampling_cap < np.inf:
+            raise ValueError(f"negative_sampling_cap={self.negative_sampling_cap!r} must be a "
+                             f"finite number > 0 (the thesis uses 1.4)")
+        if not is_integer(self.max_iter) or self.max_iter < 1:
             raise ValueError(f"max_iter={self.max_iter!r} must be an integer >= 1")
-        if not isinstance(self.n_iterations, numbers.Integral) or self.n_iterations < 1:
+        if not is_real(self.tol) or not 0 <= self.tol < np.inf:
+            raise ValueError(f"tol={self.tol!r} must be a finite number >= 0")
+        if not is_integer(self.max_triplets) or self.max_triplets < 1:
+            raise ValueError(f"max_triplets={self.max_triplets!r} must be an integer >= 1")
+        if not is_integer(self.n_iterations) or self.n_iterations < 1:
             raise ValueError(f"n_iterations={self.n_iterations!r} must be an integer >= 1")
         if self.sphere_placement not in ("data", "box"):
             raise ValueError(f"sphere_placement={self.sphere_placement!r} must be 'data' "
                              f"or 'box'")
-        if not self.diagonal_strengthening >= 0:
+        if (not is_real(self.diagonal_strengthening)
+                or not 0 <= self.diagonal_strengthening < np.inf):
             raise ValueError(f"diagonal_strengthening={self.diagonal_strengthening!r} "
-                             f"must be >= 0")
+                             f"must be a finite number >= 0")
 
     @staticmethod
     def _validate_labels(y, k):
@@ -139,23 +154,42 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
             raise ValueError(f"metric learning needs at least 2 classes; y has only class "
                              f"{classes.tolist()}")
         smallest = int(np.argmin(counts))
-        if counts[smallest] < k + 1:
+        label, size = classes[smallest].item(), int(counts[smallest])
+        if size < 2:
+            raise ValueError(f"class {label!r} has {size} sample; every class needs at least "
+                             f"2 samples (an anchor and a positive), so no k >= 1 works")
+        if size < k + 1:
             raise ValueError(
-                f"k={k} is larger than a class allows: class {classes[smallest].item()!r} has "
-                f"{counts[smallest]} samples, so each anchor has at most "
-                f"{counts[smallest] - 1} positives (need k <= {counts[smallest] - 1})")
+                f"k={k} is larger than a class allows: class {label!r} has "
+                f"{size} samples, so each anchor has at most "
+                f"{size - 1} positives (need k <= {size - 1})")
         return classes
+
+    @staticmethod
+    def _check_finite(X):
+        bad = ~np.isfinite(X)
+        if bad.any():
+            rows, columns = np.nonzero(bad)
+            value = float(X[rows[0], columns[0]])
+            raise ValueError(
+                f"X contains {int(bad.sum())} non-finite value(s) (NaN or infinity), the first "
+                f"{value!r} at row {rows[0]}, column {columns[0]}; metric learning needs every "
+                f"value finite: impute or drop those rows")
 
     # ------------------------------------------------------------------ solving
     def _solve(self, X, y, k, rng):
         """Mine triplets on (X, y) and solve; returns (M, n_triplets, solver, info)."""
+        if canonical_miner_name(self.mining) == "batch_all":
+            # k positives x every negative per anchor: count before building the array
+            # (k-BA on MNIST would allocate hundreds of MB only to be refused).
+            _, class_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+            expected = int(k * np.sum(len(y) - counts[class_index]))
+            if expected > self.max_triplets:
+                self._refuse(expected, k)
         pairs, triplets = mine_triplets(X, y, self.mining, k, random_state=rng,
                                         negative_sampling_cap=self.negative_sampling_cap)
         if len(triplets) > self.max_triplets:
-            raise ValueError(
-                f"mining={self.mining!r} with k={k} gives {len(triplets)} triplets, more "
-                f"than max_triplets={self.max_triplets}; use hierarchical=True, a smaller "
-                f"k, or raise max_triplets")
+            self._refuse(len(triplets), k)
         problem = build_problem(X, pairs, triplets, self.c)
         solver = self.solver
         if solver == "auto":
@@ -175,6 +209,12 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         if solver == "projected_gradient":
             M, info = solve_projected_gradient(problem, max_iter=self.max_iter, tol=self.tol)
         return M, len(triplets), solver, info
+
+    def _refuse(self, n_triplets, k):
+        raise ValueError(
+            f"mining={self.mining!r} with k={k} gives {n_triplets} triplets, more "
+            f"than max_triplets={self.max_triplets}; use hierarchical=True, a smaller "
+            f"k, or raise max_triplets")
 
     @staticmethod
     def _decompose(M):
@@ -255,7 +295,8 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
     def _fit(self, X, y):
         start = time.perf_counter()
         self._validate_hyperparameters()
-        X, y = check_X_y(X, y, dtype=np.float64)
+        X, y = check_X_y(X, y, dtype=np.float64, ensure_all_finite=False)
+        self._check_finite(X)
         self.classes_ = self._validate_labels(y, self.k)
         self.n_features_in_ = X.shape[1]
         rng = np.random.default_rng(self.random_state)
