@@ -350,3 +350,18 @@ def test_reproduce_command_writes_table_and_csv(tmp_path):
     assert "k-EPHN" in table and "95.45" in table       # thesis number beside ours
     rows = (tmp_path / "table31.csv").read_text().splitlines()
     assert len(rows) == 1 + 1 + 2                        # header, kNN, two approaches
+
+
+def test_reproduce_command_draws_both_figures(tmp_path):
+    if not _have_data_file("orl_faces"):
+        pytest.skip(DATA_HINT.format(name="orl_faces"))
+    from matplotlib.image import imread
+    from sw.metric.reproduce import main
+    main(["--datasets", "orl_faces", "--miners", "k-EPHN", "k-BH", "--quick", "--no-peer",
+          "--approaches", "non-hierarchical", "--output-dir", str(tmp_path)])
+    faces = imread(tmp_path / "ghost_faces.png")
+    wine = imread(tmp_path / "wine_subspace.png")
+    # ghost faces: two miner rows of ten faces, so much wider than tall
+    assert faces.shape[1] > 3 * faces.shape[0]
+    for image in (faces, wine):
+        assert image.std() > 0.05          # not a blank canvas
