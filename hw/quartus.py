@@ -1,0 +1,220 @@
+"""Write a complete Quartus Prime Pro project for the Arria 10 without Quartus installed.
+
+``python -m hw.quartus --out build/quartus [--top NAME] [--blocks NAME ...]``
+
+The folder gets the top-level Verilog (the design wrapped for :class:`Arria10Platform`,
+its ``sync`` domain driven by the 100 MHz board clock through a reset synchronizer on the
+reset button), ``NAME.qpf`` and ``NAME.qsf`` (family, device, top entity, Verilog files,
+SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
+``quartus_fit``, ``quartus_sta`` and ``quartus_asm``. The pins are PLACEHOLDERS (see
+``hw/platform.py`` and ``docs/arria10.md``).
+
+The design is :class:`DemoTop`, a synthesis and timing probe of the blocks built so far
+(every entry of :data:`hw.elaborate.DESIGNS`); it is not the forest system and is to be
+replaced by the system top once that exists.
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from amaranth.hdl import Cat, Elaboratable, Module, Signal, Value
+from amaranth.lib import io
+from amaranth.lib.wiring import In
+
+from hw.checks import refuse_construction
+from hw.elaborate import DESIGNS
+from hw.platform import Arria10Platform
+
+__all__ = ["DemoTop", "DEFAULT_TOP", "write_project", "check_constraints", "main"]
+
+#: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
+DEFAULT_TOP = "demo_top"
+
+#: Width of the stimulus register (a maximal-length LFSR, taps 64, 63, 61, 60).
+STIMULUS_BITS = 64
+_STIMULUS_TAPS = (63, 62, 60, 59)
+
+
+class DemoTop(Elaboratable):
+    """Synthesis/timing probe of the gateware blocks built so far. NOT the forest system.
+
+    Instantiates every block named in ``blocks`` (default: all of
+    :data:`hw.elaborate.DESIGNS`, with their default parameters, so blocks added there
+    later are picked up), drives each block's inputs from an on-chip free-running
+    64-bit LFSR "counter" (each block starts at its own bit offset), lets every output
+    stream always be ready, and reduces all block outputs to a single registered LED bit
+    so that synthesis has to keep all of the logic. The stimulus is meaningless as a
+    computation; only the area and register-to-register timing of the result mean
+    anything. Replace this with the forest system top when that exists.
+
+    Parameters
+    ----------
+    blocks : iterable of str or None
+        Names of :data:`hw.elaborate.DESIGNS` entries to instantiate.
+    parameters : dict or None
+        Block name -> parameters that replace some of that block's defaults (for example
+        smaller memories for a quick check); blocks not named keep their defaults.
+    """
+
+    def __init__(self, blocks=None, *, parameters=None):
+        try:
+            names = sorted(DESIGNS) if blocks is None else list(blocks)
+            unknown = sorted(set(names) - set(DESIGNS))
+            if unknown:
+                raise ValueError(f"unknown block(s) {', '.join(unknown)}; "
+                                 f"known: {', '.join(sorted(DESIGNS))}")
+            if not names:
+                raise ValueError("DemoTop needs at least one block")
+            if len(set(names)) != len(names):
+                raise ValueError(f"blocks named more than once: {names}")
+            parameters = dict(parameters or {})
+            unused = sorted(set(parameters) - set(names))
+            if unused:
+                raise ValueError(f"parameters given for block(s) not in the probe: {', '.join(unused)}")
+        except ValueError:
+            refuse_construction(self)
+            raise
+        self.blocks = names
+        #: The registered bit that drives the LED (exposed for simulation).
+        self.led = Signal()
+        self.parameters = {name: {**DESIGNS[name][1], **parameters.get(name, {})} for name in names}
+
+    def elaborate(self, platform):
+        m = Module()
+
+        stimulus = Signal(STIMULUS_BITS, init=1)
+        feedback = 0
+        for tap in _STIMULUS_TAPS:
+            feedback ^= stimulus[tap]
+        m.d.sync += stimulus.eq(Cat(feedback, stimulus[:-1]))
+
+        block_bits = []
+        for index, name in enumerate(self.blocks):
+            component_class = DESIGNS[name][0]
+            block = component_class(**self.parameters[name])
+            m.submodules[name] = block
+            offset = (index * 17) % STIMULUS_BITS
+            outputs = []
+            for _path, member, value in block.signature.flatten(block):
+                value = Value.cast(value)
+                if member.flow == In:
+                    width = len(value)
+                    bits = [stimulus[(offset + bit) % STIMULUS_BITS] for bit in range(width)]
+                    m.d.comb += value.eq(Cat(*bits))
+                    offset = (offset + width) % STIMULUS_BITS
+                else:
+                    outputs.append(value)
+            if not outputs:
+                raise ValueError(f"block {name!r} has no outputs to observe")
+            observed = Signal(name=f"{name}_observed")
+            m.d.sync += observed.eq(Cat(*outputs).xor())
+            block_bits.append(observed)
+
+        m.d.sync += self.led.eq(Cat(*block_bits).xor())
+        if platform is not None:
+            m.submodules.led_buffer = led = io.Buffer("o", platform.request("led", 0, dir="-"))
+            m.d.comb += led.o.eq(self.led)
+        return m
+
+
+_LOCATION = re.compile(r"^\s*set_location_assignment\s+PIN_(\S+)\s+-to\s+(\S+)\s*$")
+_INSTANCE = re.compile(r'^\s*set_instance_assignment\s+-name\s+(\S+)\s+("[^"]*"|\S+)\s+-to\s+(\S+)\s*$')
+_CLOCK = re.compile(r"^\s*create_clock\s.*-period\s+([0-9.]+)\s.*\[get_ports\s+\{?([^\s}\]]+)\}?\]")
+
+
+def check_constraints(platform, pins_qsf_text, sdc_text):
+    """Check the hand-written constraints against a prepared platform's ports.
+
+    Every top-level port must have exactly the pin and attributes (I/O standard) the
+    platform's resources give it, no assignment may name another port, and every clock
+    resource in use must have a ``create_clock`` of the right period on its port.
+    Raises ``ValueError`` listing the differences.
+    """
+    expected = {}
+    for port_name, pin_name, attrs in platform.iter_port_constraints_bits():
+        expected[port_name] = (pin_name, {key: str(value) for key, value in attrs.items()})
+
+    found = {}
+    for number, line in enumerate(pins_qsf_text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if match := _LOCATION.match(line):
+            pin, port = match.groups()
+            found.setdefault(port, [None, {}])[0] = pin
+        elif match := _INSTANCE.match(line):
+            key, value, port = match.groups()
+            found.setdefault(port, [None, {}])[1][key] = value.strip('"')
+        else:
+            raise ValueError(f"pin constraints line {number} is not a pin or instance "
+                             f"assignment: {line.strip()!r}")
+    found = {port: (pin, attrs) for port, (pin, attrs) in found.items()}
+
+    problems = []
+    for port in sorted(set(expected) | set(found)):
+        if port not in found:
+            problems.append(f"port {port} has no pin assignment")
+        elif port not in expected:
+            problems.append(f"assignment to {port}, which is not a top-level port")
+        elif found[port] != expected[port]:
+            problems.append(f"port {port}: constraints say {found[port]}, "
+                            f"platform says {expected[port]}")
+
+    clocks = {}
+    for line in sdc_text.splitlines():
+        if match := _CLOCK.match(line):
+            clocks[match.group(2)] = float(match.group(1))
+    for port, frequency in platform.iter_port_clock_constraints():
+        period = 1e9 / frequency
+        if port.name not in clocks:
+            problems.append(f"no create_clock on port {port.name}")
+        elif abs(clocks[port.name] - period) > 1e-6:
+            problems.append(f"clock {port.name}: SDC period {clocks[port.name]} ns, "
+                            f"platform {period:.3f} ns")
+    if problems:
+        raise ValueError("constraints/ disagree with hw/platform.py:\n  " + "\n  ".join(problems))
+
+
+def write_project(out_dir, *, top=DEFAULT_TOP, blocks=None, design=None):
+    """Write the Quartus project of ``design`` (default ``DemoTop(blocks)``) into ``out_dir``.
+
+    Returns the list of files written (paths). Nothing of Quartus is needed or run.
+    """
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top):
+        raise ValueError(f"top entity name {top!r} is not a plain Verilog identifier")
+    platform = Arria10Platform()
+    if design is None:
+        design = DemoTop(blocks)
+    plan = platform.build(design, name=top, do_build=False)
+    check_constraints(platform, platform.pins_qsf_text(), platform.sdc_text())
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plan.extract(out_dir)
+    written = [out_dir / name for name in sorted(plan.files)]
+    for path in written:
+        if path.suffix == ".sh":
+            path.chmod(0o755)
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="build/quartus", help="output folder (default: %(default)s)")
+    parser.add_argument("--top", default=DEFAULT_TOP,
+                        help="top-level entity / project name (default: %(default)s)")
+    parser.add_argument("--blocks", nargs="+", metavar="BLOCK",
+                        help=f"blocks in the probe (default: all of {', '.join(sorted(DESIGNS))})")
+    arguments = parser.parse_args(argv)
+    try:
+        written = write_project(arguments.out, top=arguments.top, blocks=arguments.blocks)
+    except ValueError as error:
+        parser.error(str(error))
+    for path in written:
+        print(f"wrote {path}")
+    print(f"run {Path(arguments.out) / 'build.sh'} where Quartus Prime Pro is installed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
