@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: all setup verilog sim resources bench accuracy metric test clean distclean
+.PHONY: all setup verilog sim resources quartus bench accuracy metric test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ sim: $(STAMP)
 # Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
 resources: $(STAMP)
 	$(VPY) -m hw.resources --out $(BUILD)/resources --report results/resources.md
+
+# Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
+# build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.
+# "--blocks forest_top --set forest_top.pes=4" (docs/arria10.md).
+quartus: $(STAMP)
+	$(VPY) -m hw.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
 
 # Golden-model fit time against scikit-learn in the same run (results/bench_model.md).
 bench: $(STAMP)

@@ -1,6 +1,7 @@
 """Write a complete Quartus Prime Pro project for the Arria 10 without Quartus installed.
 
-``python -m hw.quartus --out build/quartus [--top NAME] [--blocks NAME ...]``
+``python -m hw.quartus --out build/quartus [--top NAME] [--blocks NAME ...]
+[--set DESIGN.PARAMETER=VALUE ...]`` (``make quartus``)
 
 The folder gets the top-level Verilog (the design wrapped for :class:`Arria10Platform`,
 its ``sync`` domain driven by the 100 MHz board clock through a reset synchronizer on the
@@ -9,12 +10,15 @@ SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
 ``quartus_fit``, ``quartus_sta`` and ``quartus_asm``. The pins are PLACEHOLDERS (see
 ``hw/platform.py`` and ``docs/arria10.md``).
 
-The design is :class:`DemoTop`, a synthesis and timing probe of the blocks built so far
-(every entry of :data:`hw.elaborate.DESIGNS`); it is not the forest system and is to be
-replaced by the system top once that exists.
+The design is :class:`DemoTop`, a synthesis and timing probe around the biggest system
+in :data:`hw.elaborate.DESIGNS` (:func:`default_blocks`): the first of
+:data:`SYSTEM_DESIGNS` that exists (``forest_top``, then ``pe``), else every block built
+so far. ``--blocks`` names the designs explicitly and ``--set`` changes their parameters,
+for example ``--blocks forest_top --set forest_top.pes=4``.
 """
 
 import argparse
+import ast
 import re
 import sys
 from pathlib import Path
@@ -27,10 +31,53 @@ from hw.checks import refuse_construction
 from hw.elaborate import DESIGNS
 from hw.platform import Arria10Platform
 
-__all__ = ["DemoTop", "DEFAULT_TOP", "write_project", "check_constraints", "main"]
+__all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "parse_overrides",
+           "write_project", "check_constraints", "main"]
 
 #: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
 DEFAULT_TOP = "demo_top"
+
+#: System designs, biggest first: when one of them is in :data:`hw.elaborate.DESIGNS`, the
+#: project is built around it alone (it contains the blocks); otherwise around every block.
+SYSTEM_DESIGNS = ("forest_top", "pe")
+
+
+def default_blocks(designs=None):
+    """Names of the designs the default project is built around (see :data:`SYSTEM_DESIGNS`)."""
+    designs = DESIGNS if designs is None else designs
+    for name in SYSTEM_DESIGNS:
+        if name in designs:
+            return [name]
+    return sorted(designs)
+
+
+def parse_overrides(assignments, designs=None):
+    """Parse ``DESIGN.PARAMETER=VALUE`` strings into ``{design: {parameter: value}}``.
+
+    ``VALUE`` is a Python literal (``4``, ``True``, ``'x'``); anything else is kept as a
+    string. The design and parameter must exist (parameters are checked against the
+    design's defaults in :data:`hw.elaborate.DESIGNS`). Raises ``ValueError``.
+    """
+    designs = DESIGNS if designs is None else designs
+    overrides = {}
+    for assignment in assignments or ():
+        match = re.fullmatch(r"([A-Za-z_]\w*)\.([A-Za-z_]\w*)=(.*)", assignment.strip())
+        if not match:
+            raise ValueError(f"{assignment!r} is not DESIGN.PARAMETER=VALUE")
+        design, parameter, text = match.groups()
+        if design not in designs:
+            raise ValueError(f"unknown design {design!r} in {assignment!r}; "
+                             f"known: {', '.join(sorted(designs))}")
+        if parameter not in designs[design][1]:
+            raise ValueError(f"design {design} has no parameter {parameter!r}; "
+                             f"its parameters: {', '.join(designs[design][1])}")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        overrides.setdefault(design, {})[parameter] = value
+    return overrides
+
 
 #: Width of the stimulus register (a maximal-length LFSR, taps 64, 63, 61, 60).
 STIMULUS_BITS = 64
@@ -38,21 +85,22 @@ _STIMULUS_TAPS = (63, 62, 60, 59)
 
 
 class DemoTop(Elaboratable):
-    """Synthesis/timing probe of the gateware blocks built so far. NOT the forest system.
+    """Synthesis/timing probe of gateware designs: three pins (clock, reset, LED).
 
-    Instantiates every block named in ``blocks`` (default: all of
-    :data:`hw.elaborate.DESIGNS`, with their default parameters, so blocks added there
-    later are picked up), drives each block's inputs from an on-chip free-running
-    64-bit LFSR "counter" (each block starts at its own bit offset), lets every output
-    stream always be ready, and reduces all block outputs to a single registered LED bit
-    so that synthesis has to keep all of the logic. The stimulus is meaningless as a
-    computation; only the area and register-to-register timing of the result mean
-    anything. Replace this with the forest system top when that exists.
+    Instantiates every design named in ``blocks`` (default: :func:`default_blocks`, so
+    designs added to :data:`hw.elaborate.DESIGNS` later are picked up), drives every
+    input of each (data, valid, and the ready of its output streams alike) from an
+    on-chip free-running 64-bit LFSR (each design starts at its own bit offset), and
+    reduces all outputs to a single registered LED bit so that synthesis has to keep all
+    of the logic. The stimulus is meaningless as a computation; only the area and
+    register-to-register timing of the result mean anything. A system top with a real
+    host interface on pins would replace it on a real board.
 
     Parameters
     ----------
     blocks : iterable of str or None
-        Names of :data:`hw.elaborate.DESIGNS` entries to instantiate.
+        Names of :data:`hw.elaborate.DESIGNS` entries to instantiate (default:
+        :func:`default_blocks`, the biggest system available).
     parameters : dict or None
         Block name -> parameters that replace some of that block's defaults (for example
         smaller memories for a quick check); blocks not named keep their defaults.
@@ -60,7 +108,7 @@ class DemoTop(Elaboratable):
 
     def __init__(self, blocks=None, *, parameters=None):
         try:
-            names = sorted(DESIGNS) if blocks is None else list(blocks)
+            names = default_blocks() if blocks is None else list(blocks)
             unknown = sorted(set(names) - set(DESIGNS))
             if unknown:
                 raise ValueError(f"unknown block(s) {', '.join(unknown)}; "
@@ -176,8 +224,10 @@ def check_constraints(platform, pins_qsf_text, sdc_text):
         raise ValueError("constraints/ disagree with hw/platform.py:\n  " + "\n  ".join(problems))
 
 
-def write_project(out_dir, *, top=DEFAULT_TOP, blocks=None, design=None):
-    """Write the Quartus project of ``design`` (default ``DemoTop(blocks)``) into ``out_dir``.
+def write_project(out_dir, *, top=DEFAULT_TOP, blocks=None, parameters=None, design=None):
+    """Write the Quartus project of ``design`` into ``out_dir``.
+
+    ``design`` defaults to ``DemoTop(blocks, parameters=parameters)``.
 
     Returns the list of files written (paths). Nothing of Quartus is needed or run.
     """
@@ -185,7 +235,7 @@ def write_project(out_dir, *, top=DEFAULT_TOP, blocks=None, design=None):
         raise ValueError(f"top entity name {top!r} is not a plain Verilog identifier")
     platform = Arria10Platform()
     if design is None:
-        design = DemoTop(blocks)
+        design = DemoTop(blocks, parameters=parameters)
     plan = platform.build(design, name=top, do_build=False)
     check_constraints(platform, platform.pins_qsf_text(), platform.sdc_text())
     out_dir = Path(out_dir)
@@ -203,15 +253,23 @@ def main(argv=None):
     parser.add_argument("--out", default="build/quartus", help="output folder (default: %(default)s)")
     parser.add_argument("--top", default=DEFAULT_TOP,
                         help="top-level entity / project name (default: %(default)s)")
-    parser.add_argument("--blocks", nargs="+", metavar="BLOCK",
-                        help=f"blocks in the probe (default: all of {', '.join(sorted(DESIGNS))})")
+    parser.add_argument("--blocks", nargs="+", metavar="DESIGN",
+                        help=f"designs in the probe (default: {', '.join(default_blocks())}; "
+                             f"known: {', '.join(sorted(DESIGNS))})")
+    parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
+                        help="change a design's parameter (repeatable), e.g. forest_top.pes=4")
     arguments = parser.parse_args(argv)
     try:
-        written = write_project(arguments.out, top=arguments.top, blocks=arguments.blocks)
+        parameters = parse_overrides(arguments.set)
+        design = DemoTop(arguments.blocks, parameters=parameters)
+        written = write_project(arguments.out, top=arguments.top, design=design)
     except ValueError as error:
         parser.error(str(error))
     for path in written:
         print(f"wrote {path}")
+    for name in design.blocks:
+        settings = ", ".join(f"{key}={value}" for key, value in design.parameters[name].items())
+        print(f"top {arguments.top} probes {name}({settings})")
     print(f"run {Path(arguments.out) / 'build.sh'} where Quartus Prime Pro is installed")
     return 0
 

