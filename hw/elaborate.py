@@ -13,7 +13,9 @@ from amaranth.back import verilog
 
 from hw.gini import GiniScanner
 from hw.inbag import InBagBuilder
+from hw.inference import InferenceEngine
 from hw.partition import PartitionUnit
+from hw.pe import ProcessingElement
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
 
@@ -27,6 +29,12 @@ DESIGNS = {
                                      "tree_index_bits": 16}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
+    "inference_engine": (InferenceEngine, {
+        "max_trees": 256, "max_nodes_per_tree": 31, "max_features": 64, "code_bits": 16, "classes": 8,
+        "count_bits": 13, "max_depth": 4, "traversal_stages": 5, "class_count_sums": True}),
+    "processing_element": (ProcessingElement, {
+        "max_rows": 256, "max_samples": 256, "max_features": 16, "feature_lanes": 4,
+        "code_bits": 16, "classes": 4, "max_depth": 16, "tree_index_bits": 16}),
 }
 
 

@@ -14,7 +14,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
-from hw.rng import TreeRandom
+from hw.rng import TreeRandom, draw_layout, request_layout
 
 __all__ = ["InBagBuilder", "presorted_layout", "inbag_layout"]
 
@@ -57,6 +57,9 @@ class InBagBuilder(wiring.Component):
         Width of the codes passed through (1 to 32).
     tree_index_bits : int
         Width of the tree index (1 to 32).
+    draw_bound_bits : int or None
+        Width of the generator's bounds; ``None`` for what the bootstrap needs
+        (``row_bits + 1``). A processing element that also draws features passes more.
 
     Members
     -------
@@ -73,17 +76,29 @@ class InBagBuilder(wiring.Component):
     bad_config : Out(1)
         The last ``start`` had n_rows outside [1, max_rows] or (with bootstrap) n_samples
         outside [1, max_samples].
+    draw_requests : In(stream.Signature(request_layout(draw_bound_bits)))
+    draws : Out(stream.Signature(draw_layout(draw_bound_bits)))
+        Further draws from the same tree stream once ``weights_ready`` is high: the
+        golden model draws the node features right after the bootstrap, from the same
+        generator (``sw.model.NodeFeatureDrawer``). The stream is started on every tree,
+        with or without bootstrap.
     """
 
-    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, tree_index_bits=16):
+    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, tree_index_bits=16,
+                 draw_bound_bits=None):
         try:
             check_integer("max_rows", max_rows, 2, 1 << 20)
             check_integer("max_samples", max_samples, 1, 1 << 20)
             check_integer("code_bits", code_bits, 1, 32)
             check_integer("tree_index_bits", tree_index_bits, 1, 32)
+            row_bits = (max_rows - 1).bit_length()
+            if draw_bound_bits is None:
+                draw_bound_bits = row_bits + 1
+            check_integer("draw_bound_bits", draw_bound_bits, row_bits + 1, 32)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
+        self.draw_bound_bits = draw_bound_bits
         self.max_rows = max_rows
         self.max_samples = max_samples
         self.code_bits = code_bits
@@ -102,11 +117,13 @@ class InBagBuilder(wiring.Component):
             "weights_ready": Out(1),
             "inbag_rows": Out(self.row_bits + 1),
             "bad_config": Out(1),
+            "draw_requests": In(stream.Signature(request_layout(draw_bound_bits))),
+            "draws": Out(stream.Signature(draw_layout(draw_bound_bits))),
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.random = random = TreeRandom(bound_bits=self.row_bits + 1,
+        m.submodules.random = random = TreeRandom(bound_bits=self.draw_bound_bits,
                                                   tree_index_bits=self.tree_index_bits)
         m.submodules.weights = weights = Memory(shape=self.weight_bits, depth=self.max_rows, init=[])
         weight_write = weights.write_port()
@@ -125,6 +142,8 @@ class InBagBuilder(wiring.Component):
 
         m.d.comb += [random.seed.eq(self.seed), random.tree_index.eq(self.tree_index),
                      random.requests.p.bound.eq(n_rows)]
+        # After the bootstrap the generator serves the outside (node feature draws).
+        m.d.comb += self.draws.p.eq(random.draws.p)
 
         # Filtering pipeline: stage 1 holds the row whose weight is being read; the read
         # port only moves when stage 1 does, so the weight holds still under back-pressure.
@@ -166,7 +185,14 @@ class InBagBuilder(wiring.Component):
                     m.d.sync += phase.eq(_Phase.FILTER_LISTS)
 
             with m.Case(_Phase.FILTER_LISTS):
-                m.d.comb += self.weights_ready.eq(1)
+                m.d.comb += [
+                    self.weights_ready.eq(1),
+                    random.requests.valid.eq(self.draw_requests.valid),
+                    random.requests.p.bound.eq(self.draw_requests.p.bound),
+                    self.draw_requests.ready.eq(random.requests.ready),
+                    self.draws.valid.eq(random.draws.valid),
+                    random.draws.ready.eq(self.draws.ready),
+                ]
                 weight = weight_read.data
                 output_free = ~output_valid | self.inbag.ready
                 stage1_moves = stage1_valid & ((weight == 0) | output_free)
@@ -195,7 +221,7 @@ class InBagBuilder(wiring.Component):
             with m.If(config_bad):
                 m.d.sync += phase.eq(_Phase.IDLE)
             with m.Else():
-                m.d.comb += random.start.eq(self.bootstrap)
+                m.d.comb += random.start.eq(1)
                 m.d.sync += [n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
                              bootstrap.eq(self.bootstrap), phase.eq(_Phase.CLEAR_WEIGHTS)]
         return m

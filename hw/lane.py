@@ -1,0 +1,311 @@
+"""One feature lane of the processing element: a list bank, a Gini calculator and a partition unit.
+
+A lane holds the in-bag lists of the features ``f`` with ``f % lanes == lane``, feature
+``f`` in *slot* ``f // lanes``: slot ``s`` occupies bank addresses
+``s * list_rows .. s * list_rows + list_rows - 1``, entry ``i`` of the list at offset ``i``.
+Every node of a tree is a segment ``[start, start + length)`` at the same offsets in every
+list (``docs/algorithm.md`` section 4), so one (start, length) pair addresses a node in all
+slots of all lanes.
+
+The lane works on commands from the PE controller, one at a time:
+
+* ``CONSTANT``: for every used slot, compare the codes of the segment's first and last
+  entries (the list is sorted, so equal means constant) and keep one flag per slot;
+  ``nonconstant`` counts the slots that are not constant. 2 cycles per slot.
+* scan jobs (stream ``jobs``, taken whenever no command runs): stream the segment of one
+  slot into the Gini calculator and offer its best split on ``results``, tagged with the
+  job's visit index. ``length + classes + 8`` cycles per job.
+* ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
+  the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
+* ``PARTITION``: for every used slot, stream the segment through the partition unit (which
+  learnt the go-left bits on ``decisions_in``) and write the stably partitioned rows back in
+  place. ``length + rows going right + 5`` cycles per slot.
+
+Entries in the bank carry ``code`` packed with the label above it
+(``packed = code | label << code_bits``), so the Gini calculator needs no label memory.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.gini import GiniScanner, split_layout
+from hw.inbag import inbag_layout
+from hw.partition import PartitionUnit, decision_layout
+
+__all__ = ["LaneCommand", "FeatureLane", "job_layout", "result_layout"]
+
+
+class LaneCommand(enum.Enum, shape=2):
+    NONE = 0
+    CONSTANT = 1
+    GO_LEFT = 2
+    PARTITION = 3
+
+
+def job_layout(slot_bits, visit_bits):
+    """A scan job: which slot, and the feature's place in the node's visit order."""
+    return data.StructLayout({"slot": slot_bits, "visit": visit_bits})
+
+
+def result_layout(slot_bits, visit_bits, classes, code_bits, count_bits, position_bits):
+    """A scan result: the job (slot, visit index) and the segment's best split."""
+    return data.StructLayout({
+        "slot": slot_bits,
+        "visit": visit_bits,
+        "split": split_layout(classes, code_bits, count_bits, position_bits),
+    })
+
+
+class FeatureLane(wiring.Component):
+    """Bank of in-bag lists plus the per-lane units (see the module docstring).
+
+    Parameters (all checked by :class:`hw.pe.ProcessingElement`)
+    ----------
+    slots : int
+        Lists held (features per lane).
+    list_rows : int
+        Capacity of one list (largest number of distinct in-bag rows).
+    row_bits, weight_bits, code_bits, label_bits, count_bits : int
+    classes : int
+    visit_bits : int
+    """
+
+    def __init__(self, *, slots, list_rows, max_rows, max_samples, code_bits, classes, count_bits,
+                 visit_bits):
+        self.slots = slots
+        self.list_rows = list_rows
+        self.max_rows = max_rows
+        self.max_samples = max_samples
+        self.code_bits = code_bits
+        self.classes = classes
+        self.label_bits = max(1, (classes - 1).bit_length())
+        self.packed_bits = code_bits + self.label_bits
+        self.count_bits = count_bits
+        self.visit_bits = visit_bits
+        self.row_bits = (max_rows - 1).bit_length()
+        self.weight_bits = max_samples.bit_length()
+        self.slot_bits = max(1, (slots - 1).bit_length())
+        self.position_bits = list_rows.bit_length()         # 0 .. list_rows
+        self.entry_layout = inbag_layout(self.packed_bits, self.row_bits, self.weight_bits)
+        self.address_bits = max(1, (slots * list_rows - 1).bit_length())
+        super().__init__({
+            # Filling the lists (driven by the PE while it streams in-bag lists).
+            "fill_enable": In(1),
+            "fill_address": In(self.address_bits),
+            "fill_entry": In(self.entry_layout),
+            # Commands.
+            "command": In(LaneCommand),
+            "go": In(1),
+            "busy": Out(1),
+            "segment_start": In(self.position_bits),
+            "segment_length": In(self.position_bits),
+            "slots_used": In(self.slot_bits + 1),
+            "go_left_slot": In(self.slot_bits),
+            "threshold": In(code_bits),
+            "totals": In(data.ArrayLayout(count_bits, classes)),
+            "min_samples_leaf": In(self.position_bits),
+            # Constant flags.
+            "nonconstant": Out(self.slot_bits + 1),
+            "constant_slot": In(self.slot_bits),
+            "constant_flag": Out(1),
+            # Scanning.
+            "jobs": In(stream.Signature(job_layout(self.slot_bits, visit_bits))),
+            "results": Out(stream.Signature(result_layout(self.slot_bits, visit_bits, classes, code_bits,
+                                                          count_bits, self.position_bits))),
+            # Partitioning.
+            "decisions_out": Out(stream.Signature(decision_layout(self.row_bits))),
+            "decisions_in": In(stream.Signature(decision_layout(self.row_bits))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        code_bits = self.code_bits
+        list_rows = self.list_rows
+
+        m.submodules.bank = bank = Memory(shape=self.entry_layout, depth=self.slots * list_rows, init=[])
+        bank_write = bank.write_port()
+        bank_read = bank.read_port()
+        m.submodules.constants = constants = Memory(shape=1, depth=self.slots, init=[])
+        constant_write = constants.write_port()
+        constant_read = constants.read_port()
+        m.d.comb += [constant_read.addr.eq(self.constant_slot), self.constant_flag.eq(constant_read.data)]
+
+        m.submodules.scanner = scanner = GiniScanner(
+            classes=self.classes, count_bits=self.count_bits, code_bits=code_bits,
+            row_bits=self.position_bits)
+        m.submodules.partition = partition = PartitionUnit(
+            max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits)
+        m.submodules.job_queue = job_queue = SyncFIFOBuffered(
+            width=len(self.jobs.payload.as_value()), depth=self.slots)
+        m.d.comb += [
+            job_queue.w_data.eq(self.jobs.payload), job_queue.w_en.eq(self.jobs.valid),
+            self.jobs.ready.eq(job_queue.w_rdy),
+            scanner.min_samples_leaf.eq(self.min_samples_leaf),
+        ]
+        wiring.connect(m, wiring.flipped(self.decisions_in), partition.decisions)
+
+        start = Signal.like(self.segment_start)
+        length = Signal.like(self.segment_length)
+        slots_used = Signal.like(self.slots_used)
+        slot = Signal(self.slot_bits + 1)
+        job = Signal(job_layout(self.slot_bits, self.visit_bits))
+        threshold = Signal(code_bits)
+
+        def base(slot_value):
+            return slot_value * list_rows + start
+
+        # The segment reader: streams bank[address .. address + remaining) to whichever
+        # consumer the state selects. The read port only moves when the consumer takes the
+        # entry in its output, so back-pressure never loses an entry.
+        read_address = Signal(self.address_bits)
+        remaining = Signal(self.position_bits)
+        staged = Signal()                       # bank_read.data holds an entry
+        staged_last = Signal()
+        consumer_ready = Signal()
+        begin_read = Signal()
+        begin_address = Signal(self.address_bits)
+        begin_length = Signal(self.position_bits)
+        advance = ~staged | consumer_ready
+        m.d.comb += [bank_read.addr.eq(read_address), bank_read.en.eq(advance)]
+        with m.If(advance):
+            m.d.sync += [staged.eq(remaining != 0), staged_last.eq(remaining == 1)]
+            with m.If(remaining != 0):
+                m.d.sync += [read_address.eq(read_address + 1), remaining.eq(remaining - 1)]
+        with m.If(begin_read):
+            m.d.sync += [read_address.eq(begin_address), remaining.eq(begin_length)]
+        entry = bank_read.data
+        entry_code = entry.code[:code_bits]
+        entry_label = entry.code[code_bits:]
+
+        # Write port: the fill from outside, or the partitioned rows written back.
+        write_offset = Signal(self.position_bits)
+        with m.If(self.fill_enable):
+            m.d.comb += [bank_write.addr.eq(self.fill_address), bank_write.data.eq(self.fill_entry),
+                         bank_write.en.eq(1)]
+
+        # Constant check pipeline.
+        check_index = Signal(self.slot_bits + 2)        # next read: slot = index // 2
+        check_pending = Signal()
+        check_pending_index = Signal.like(check_index)
+        first_code = Signal(code_bits)
+        nonconstant = Signal.like(self.nonconstant)
+        m.d.comb += self.nonconstant.eq(nonconstant)
+
+        m.d.comb += [self.results.p.visit.eq(job.visit), self.results.p.slot.eq(job.slot)]
+        m.d.comb += self.results.p.split.eq(scanner.splits.p)
+
+        with m.FSM(init="Idle"):
+            with m.State("Idle"):
+                m.d.comb += job_queue.r_en.eq(~self.go)
+                with m.If(self.go):
+                    m.d.sync += [start.eq(self.segment_start), length.eq(self.segment_length),
+                                 slots_used.eq(self.slots_used), threshold.eq(self.threshold),
+                                 slot.eq(0)]
+                    with m.Switch(self.command):
+                        with m.Case(LaneCommand.CONSTANT):
+                            m.d.sync += [check_index.eq(0), check_pending.eq(0), nonconstant.eq(0)]
+                            m.next = "Check constant features"
+                        with m.Case(LaneCommand.GO_LEFT):
+                            m.d.sync += slot.eq(self.go_left_slot)
+                            m.next = "Start going left"
+                        with m.Case(LaneCommand.PARTITION):
+                            m.next = "Start a partition"
+                with m.Elif(job_queue.r_rdy):
+                    m.d.sync += job.eq(job_queue.r_data)
+                    m.next = "Send the segment header"
+
+            with m.State("Check constant features"):
+                m.d.comb += self.busy.eq(1)
+                check_slot = check_index[1:]
+                issuing = check_slot < slots_used
+                m.d.comb += [bank_read.addr.eq(base(check_slot) + Mux(check_index[0], length - 1, 0)),
+                             bank_read.en.eq(1)]
+                m.d.sync += [check_pending.eq(issuing), check_pending_index.eq(check_index)]
+                with m.If(issuing):
+                    m.d.sync += check_index.eq(check_index + 1)
+                with m.If(check_pending):
+                    with m.If(~check_pending_index[0]):
+                        m.d.sync += first_code.eq(entry_code)
+                    with m.Else():
+                        is_constant = entry_code == first_code
+                        m.d.comb += [constant_write.addr.eq(check_pending_index[1:]),
+                                     constant_write.data.eq(is_constant), constant_write.en.eq(1)]
+                        with m.If(~is_constant):
+                            m.d.sync += nonconstant.eq(nonconstant + 1)
+                with m.If(~issuing & ~check_pending):
+                    m.next = "Idle"
+
+            # --- Scanning one slot's segment for the best split ---
+            with m.State("Send the segment header"):
+                # The node's totals and segment are held by the controller while it scans.
+                m.d.comb += [scanner.segments.valid.eq(1),
+                             scanner.segments.p.class_counts.eq(self.totals),
+                             scanner.segments.p.rows.eq(self.segment_length)]
+                with m.If(scanner.segments.ready):
+                    m.d.comb += [begin_read.eq(1),
+                                 begin_address.eq(job.slot * list_rows + self.segment_start),
+                                 begin_length.eq(self.segment_length)]
+                    m.next = "Scan the segment"
+            with m.State("Scan the segment"):
+                m.d.comb += [
+                    scanner.entries.valid.eq(staged),
+                    scanner.entries.p.code.eq(entry_code),
+                    scanner.entries.p.label.eq(entry_label),
+                    scanner.entries.p.weight.eq(entry.weight),
+                    scanner.entries.p.last.eq(staged_last),
+                    consumer_ready.eq(scanner.entries.ready),
+                ]
+                with m.If(staged & staged_last & scanner.entries.ready):
+                    m.next = "Offer the result"
+            with m.State("Offer the result"):
+                m.d.comb += [self.results.valid.eq(scanner.splits.valid),
+                             scanner.splits.ready.eq(self.results.ready)]
+                with m.If(scanner.splits.valid & self.results.ready):
+                    m.next = "Idle"
+
+            # --- Go-left bits of a split on this lane's feature ---
+            with m.State("Start going left"):
+                m.d.comb += [self.busy.eq(1), begin_read.eq(1), begin_address.eq(base(slot)),
+                             begin_length.eq(length)]
+                m.next = "Go left"
+            with m.State("Go left"):
+                m.d.comb += [
+                    self.busy.eq(1),
+                    self.decisions_out.valid.eq(staged),
+                    self.decisions_out.p.row.eq(entry.row),
+                    self.decisions_out.p.left.eq(entry_code <= threshold),
+                    consumer_ready.eq(self.decisions_out.ready),
+                ]
+                with m.If(staged & staged_last & self.decisions_out.ready):
+                    m.next = "Idle"
+
+            # --- Stable partition of every used slot, written back in place ---
+            with m.State("Start a partition"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(slot == slots_used):
+                    m.next = "Idle"
+                with m.Else():
+                    m.d.comb += [begin_read.eq(1), begin_address.eq(base(slot)),
+                                 begin_length.eq(length)]
+                    m.d.sync += write_offset.eq(0)
+                    m.next = "Partition"
+            with m.State("Partition"):
+                m.d.comb += [
+                    self.busy.eq(1),
+                    partition.segment_in.valid.eq(staged),
+                    partition.segment_in.p.eq(entry),
+                    partition.segment_in.p.last.eq(staged_last),
+                    consumer_ready.eq(partition.segment_in.ready),
+                    partition.segment_out.ready.eq(1),
+                ]
+                with m.If(partition.segment_out.valid):
+                    m.d.comb += [bank_write.addr.eq(base(slot) + write_offset),
+                                 bank_write.data.eq(partition.segment_out.p), bank_write.en.eq(1)]
+                    m.d.sync += write_offset.eq(write_offset + 1)
+                    with m.If(partition.segment_out.p.last):
+                        m.d.sync += slot.eq(slot + 1)
+                        m.next = "Start a partition"
+        return m

@@ -1,0 +1,753 @@
+"""The training processing element: trains one tree at a time, bit-identical to the golden model.
+
+Reference: ``sw.model.train_tree`` (the algorithm is ``docs/algorithm.md``; the design, its
+cycle model and measurements are ``docs/gateware.md``). One PE is
+
+* an :class:`hw.inbag.InBagBuilder` that draws the tree's bootstrap from the tree's own
+  generator (which then goes on to draw the node features) and filters every presorted
+  list it is sent down to the in-bag rows with their weights;
+* ``feature_lanes`` :class:`hw.lane.FeatureLane` s, each holding the in-bag lists of every
+  ``feature_lanes``-th feature with its own Gini calculator and partition unit;
+* a node memory in breadth-first creation order (no heap: ``max_nodes`` entries), the
+  level's partition jobs, and a controller (a named-state FSM) that grows the tree level
+  by level exactly as the model: leaf decision, per-node feature draws (partial
+  Fisher-Yates over a tagged permutation memory, constant features skipped), scans of the
+  visited features on their lanes in parallel, the best split with the model's
+  tie-breaks, children, then per split the go-left bits and a stable partition of every
+  list;
+* a tree writer that streams the finished node list out in the model's node format.
+
+Thesis mode (one feature per tree, ``one_feature_per_tree = 1``) is a configuration of
+the same PE: only the tree's feature is requested and filled (into lane 0, slot 0), and
+no partition is needed (the split feature's own list is already partitioned).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+from hw.inbag import InBagBuilder
+from hw.lane import FeatureLane, LaneCommand
+from hw.partition import decision_layout
+
+__all__ = ["ProcessingElement", "list_request_layout", "presorted_entry_layout", "node_layout"]
+
+
+def list_request_layout(feature_bits):
+    """The PE asks for the presorted list of one feature."""
+    return data.StructLayout({"feature": feature_bits})
+
+
+def presorted_entry_layout(row_bits, code_bits, label_bits):
+    """One entry of a requested presorted list (ascending codes, ``last`` on the final row)."""
+    return data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits, "last": 1})
+
+
+def node_layout(*, node_bits, feature_bits, code_bits, classes, count_bits, position_bits,
+                depth_bits):
+    """One node of a trained tree, in the golden model's format (``sw.model.Tree``)."""
+    return data.StructLayout({
+        "index": node_bits,
+        "leaf": 1,
+        "feature": feature_bits,
+        "threshold": code_bits,
+        "left_child": node_bits,
+        "right_child": node_bits,
+        "class_counts": data.ArrayLayout(count_bits, classes),
+        "majority": max(1, (classes - 1).bit_length()),
+        "n_samples": count_bits,
+        "n_rows": position_bits,
+        "depth": depth_bits,
+        "last": 1,
+    })
+
+
+def _bits(maximum):
+    """Bits to hold 0 .. maximum."""
+    return max(1, int(maximum).bit_length())
+
+
+class ProcessingElement(wiring.Component):
+    """Trains one tree per ``start``, bit-identical to ``sw.model.train_tree``.
+
+    Parameters
+    ----------
+    max_rows : int
+        Rows of the dataset the PE can address (2 to 2**20).
+    max_samples : int
+        Largest bootstrap size (draws per tree), 1 to 2**20.
+    max_inbag_rows : int or None
+        Capacity of one in-bag list (distinct in-bag rows); default ``max_rows``. A tree
+        whose in-bag rows could exceed it is refused (``bad_config``).
+    max_features : int
+        Features of the dataset the PE holds lists for (1 to 4096).
+    feature_lanes : int
+        Lanes working in parallel, a power of two from 1 to 64 (at most ``max_features``
+        rounded up to a power of two).
+    code_bits : int
+        Width of a feature code (1 to 24).
+    classes : int
+        Classes the PE counts (2 to 64).
+    max_depth : int
+        Deepest node depth the PE can hold (1 to 255); deeper trees need ``max_depth``
+        as a limit, an unlimited tree that would grow deeper raises ``depth_overflow``.
+    max_nodes : int or None
+        Node memory entries per tree; default the most a tree can have,
+        ``min(2 * max_inbag_rows - 1, 2 ** (max_depth + 1) - 1)``.
+    tree_index_bits : int
+        Width of the tree index (1 to 32).
+
+    Members
+    -------
+    seed, tree_index, n_rows, n_features, n_samples, bootstrap, features_per_node,
+    one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
+        The tree's configuration, sampled on ``start``.
+    start : In(1)
+        Begin a tree (from any state; anything in progress is abandoned).
+    busy, done : Out(1)
+        Training or writing a tree; the last tree was written completely.
+    bad_config, bad_input, node_overflow, depth_overflow : Out(1)
+        Sticky until the next ``start``: the configuration was out of range (nothing
+        started), a presorted list was malformed (length or label), the node memory or
+        the depth range would have been exceeded (training stopped, no tree written).
+    cycles : Out(32)
+        Cycles from ``start`` to the end of the tree (or the error).
+    list_requests : Out(stream.Signature(list_request_layout(...)))
+        Features whose presorted lists the PE wants, in the order it will read them.
+    presorted : In(stream.Signature(presorted_entry_layout(...)))
+        The requested lists, back to back, ``n_rows`` entries each.
+    nodes : Out(stream.Signature(node_layout(...)))
+        The trained tree, node 0 first, ``last`` on the final node.
+    """
+
+    def __init__(self, *, max_rows=256, max_samples=256, max_inbag_rows=None, max_features=16,
+                 feature_lanes=4, code_bits=16, classes=4, max_depth=16, max_nodes=None,
+                 tree_index_bits=16):
+        try:
+            check_integer("max_rows", max_rows, 2, 1 << 20)
+            check_integer("max_samples", max_samples, 1, 1 << 20)
+            if max_inbag_rows is None:
+                max_inbag_rows = max_rows
+            check_integer("max_inbag_rows", max_inbag_rows, 1, max_rows)
+            check_integer("max_features", max_features, 1, 4096)
+            check_integer("feature_lanes", feature_lanes, 1, 64)
+            if feature_lanes & (feature_lanes - 1):
+                raise ValueError(f"feature_lanes must be a power of two, not {feature_lanes}")
+            if feature_lanes > 1 and feature_lanes >= 2 * max_features:
+                raise ValueError(f"feature_lanes must be at most max_features ({max_features}) "
+                                 f"rounded up to a power of two, not {feature_lanes}")
+            check_integer("code_bits", code_bits, 1, 24)
+            check_integer("classes", classes, 2, 64)
+            check_integer("max_depth", max_depth, 1, 255)
+            largest_tree = min(2 * max_inbag_rows - 1, (1 << (max_depth + 1)) - 1)
+            if max_nodes is None:
+                max_nodes = largest_tree
+            check_integer("max_nodes", max_nodes, 1, 1 << 20)
+            check_integer("tree_index_bits", tree_index_bits, 1, 32)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.max_rows = max_rows
+        self.max_samples = max_samples
+        self.max_inbag_rows = max_inbag_rows
+        self.max_features = max_features
+        self.feature_lanes = feature_lanes
+        self.code_bits = code_bits
+        self.classes = classes
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.tree_index_bits = tree_index_bits
+
+        self.lane_bits = (feature_lanes - 1).bit_length()
+        self.slots = -(-max_features // feature_lanes)
+        self.row_bits = (max_rows - 1).bit_length()
+        self.weight_bits = max_samples.bit_length()
+        self.label_bits = max(1, (classes - 1).bit_length())
+        self.feature_bits = max(1, (max_features - 1).bit_length())
+        self.position_bits = _bits(max_inbag_rows)
+        self.count_bits = _bits(max(max_samples, max_inbag_rows))
+        self.depth_bits = _bits(max_depth)
+        self.node_bits = max(1, (max_nodes - 1).bit_length())
+        self.visit_bits = max(1, (max_features - 1).bit_length())
+        self.node_layout = node_layout(
+            node_bits=self.node_bits, feature_bits=self.feature_bits, code_bits=code_bits,
+            classes=classes, count_bits=self.count_bits, position_bits=self.position_bits,
+            depth_bits=self.depth_bits)
+        super().__init__({
+            "seed": In(32),
+            "tree_index": In(tree_index_bits),
+            "n_rows": In(self.row_bits + 1),
+            "n_features": In(_bits(max_features)),
+            "n_samples": In(self.weight_bits),
+            "bootstrap": In(1),
+            "features_per_node": In(_bits(max_features)),
+            "one_feature_per_tree": In(1),
+            "depth_limited": In(1),
+            "depth_limit": In(self.depth_bits),
+            "min_samples_split": In(self.row_bits + 2),
+            "min_samples_leaf": In(self.row_bits + 1),
+            "start": In(1),
+            "busy": Out(1),
+            "done": Out(1),
+            "bad_config": Out(1),
+            "bad_input": Out(1),
+            "node_overflow": Out(1),
+            "depth_overflow": Out(1),
+            "cycles": Out(32),
+            "list_requests": Out(stream.Signature(list_request_layout(self.feature_bits))),
+            "presorted": In(stream.Signature(presorted_entry_layout(self.row_bits, code_bits,
+                                                                    self.label_bits))),
+            "nodes": Out(stream.Signature(self.node_layout)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        classes, code_bits, count_bits = self.classes, self.code_bits, self.count_bits
+        lanes_n, lane_bits = self.feature_lanes, self.lane_bits
+        counts_layout = data.ArrayLayout(count_bits, classes)
+
+        # ---------------------------------------------------------------- submodules
+        m.submodules.inbag = inbag = InBagBuilder(
+            max_rows=self.max_rows, max_samples=self.max_samples,
+            code_bits=code_bits + self.label_bits, tree_index_bits=self.tree_index_bits,
+            draw_bound_bits=max(self.row_bits + 1, _bits(self.max_features)))
+        lanes = []
+        for index in range(lanes_n):
+            lane = FeatureLane(slots=self.slots, list_rows=self.max_inbag_rows,
+                               max_rows=self.max_rows, max_samples=self.max_samples,
+                               code_bits=code_bits, classes=classes, count_bits=count_bits,
+                               visit_bits=self.visit_bits)
+            # A start abandons whatever the lanes were doing (queued jobs, results, commands).
+            m.submodules[f"lane{index}"] = ResetInserter(self.start)(lane)
+            lanes.append(lane)
+
+        record_layout = data.StructLayout({
+            "split": 1, "feature": self.feature_bits, "threshold": code_bits,
+            "left": self.node_bits, "counts": counts_layout, "n_rows": self.position_bits,
+            "depth": self.depth_bits, "start": self.position_bits,
+        })
+        m.submodules.node_memory = node_memory = Memory(shape=record_layout, depth=self.max_nodes,
+                                                        init=[])
+        node_write = node_memory.write_port()
+        node_read = node_memory.read_port()
+        job_layout = data.StructLayout({"feature": self.feature_bits, "threshold": code_bits,
+                                        "start": self.position_bits, "length": self.position_bits})
+        m.submodules.job_memory = job_memory = Memory(shape=job_layout, depth=self.max_nodes, init=[])
+        job_write = job_memory.write_port()
+        job_read = job_memory.read_port()
+        tag_bits = _bits(self.max_nodes)
+        permutation_layout = data.StructLayout({"tag": tag_bits, "feature": self.feature_bits})
+        m.submodules.permutation = permutation = Memory(shape=permutation_layout,
+                                                        depth=self.max_features, init=[])
+        permutation_write = permutation.write_port()
+        chosen_read = permutation.read_port()
+        position_read = permutation.read_port()
+
+        # ---------------------------------------------------------------- configuration
+        n_rows = Signal.like(self.n_rows)
+        n_features = Signal.like(self.n_features)
+        features_per_node = Signal.like(self.features_per_node)
+        thesis = Signal()
+        depth_limited = Signal()
+        depth_limit = Signal.like(self.depth_limit)
+        min_samples_split = Signal.like(self.min_samples_split)
+        min_samples_leaf = Signal.like(self.min_samples_leaf)
+        cycles = Signal(32)
+        m.d.comb += self.cycles.eq(cycles)
+        with m.If(self.busy):
+            m.d.sync += cycles.eq(cycles + 1)
+
+        def slots_used(lane_index):
+            """Lists held by a lane: features lane, lane + lanes, ... below n_features."""
+            used = Signal(_bits(self.slots), name=f"slots_used{lane_index}")
+            count = (n_features + (lanes_n - 1 - lane_index)) >> lane_bits
+            m.d.comb += used.eq(Mux(thesis, int(lane_index == 0), count))
+            return used
+
+        def is_leaf(counts, rows, depth):
+            """leaf_decision of the model, before any draw."""
+            nonzero = sum((counts[c] != 0).as_unsigned() for c in range(classes))
+            too_small = (rows < min_samples_split) | (rows < (min_samples_leaf << 1))
+            return (depth_limited & (depth >= depth_limit)) | too_small | (nonzero <= 1)
+
+        # ---------------------------------------------------------------- state
+        tree_feature = Signal(self.feature_bits)
+        lists_needed = Signal(_bits(self.max_features))
+        lists_requested = Signal.like(lists_needed)
+        lists_filled = Signal.like(lists_needed)
+        fill_position = Signal(self.position_bits)
+        input_position = Signal(self.row_bits + 1)
+        clear_index = Signal(_bits(self.max_features))
+        root_counts = Signal(counts_layout)
+
+        next_node = Signal(self.node_bits + 1)          # nodes created so far
+        node = Signal(self.node_bits + 1)               # node under review
+        level_end = Signal(self.node_bits + 1)
+        current = Signal(record_layout)
+        segment_start = Signal(self.position_bits)
+        segment_length = Signal(self.position_bits)
+        threshold = Signal(code_bits)
+        go_left_lane = Signal(max(1, lane_bits))
+        go_left_slot = Signal(range(self.slots))
+        jobs_queued = Signal(self.node_bits + 1)
+        job_index = Signal(self.node_bits + 1)
+
+        wanted = Signal(_bits(self.max_features))
+        visited = Signal(_bits(self.max_features))
+        position = Signal(_bits(self.max_features))
+        tag = Signal(tag_bits)
+        drawn_feature = Signal(self.feature_bits)
+        draw_asked = Signal()
+        combined = Signal(_bits(self.max_features))
+
+        best_found = Signal()
+        best_visit = Signal(self.visit_bits)
+        best_feature = Signal(self.feature_bits)
+        best_split = Signal(lanes[0].results.p.split.shape())
+
+        # Lane inputs shared by all lanes.
+        lane_command = Signal(LaneCommand)
+        lane_go = Signal()
+        for index, lane in enumerate(lanes):
+            m.d.comb += [
+                lane.segment_start.eq(segment_start), lane.segment_length.eq(segment_length),
+                lane.slots_used.eq(slots_used(index)), lane.go_left_slot.eq(go_left_slot),
+                lane.threshold.eq(threshold), lane.totals.eq(current.counts),
+                lane.min_samples_leaf.eq(min_samples_leaf), lane.command.eq(lane_command),
+            ]
+        lanes_busy = Signal()
+        m.d.comb += lanes_busy.eq(Cat(lane.busy for lane in lanes).any())
+        nonconstant_total = Signal(_bits(self.max_features))
+        m.d.comb += nonconstant_total.eq(sum(lane.nonconstant for lane in lanes))
+
+        # Go-left bits from one lane to every lane's partition unit.
+        source = Signal(decision_layout(self.row_bits))
+        source_valid = Signal()
+        m.d.comb += [source_valid.eq(Cat(lane.decisions_out.valid for lane in lanes).any())]
+        for lane in lanes:
+            with m.If(lane.decisions_out.valid):
+                m.d.comb += source.eq(lane.decisions_out.p)
+        all_take = Cat(lane.decisions_in.ready for lane in lanes).all()
+        for lane in lanes:
+            m.d.comb += [lane.decisions_in.valid.eq(source_valid), lane.decisions_in.p.eq(source),
+                         lane.decisions_out.ready.eq(all_take)]
+
+        # ---------------------------------------------------------------- combiner
+        # Results arrive in any order; the order key (highest score, then first visit) is
+        # the model's, so the order they are combined in does not matter.
+        result_valid = Cat(lane.results.valid for lane in lanes)
+        chosen_lane = Signal(max(1, lane_bits))
+        for index in reversed(range(lanes_n)):
+            with m.If(lanes[index].results.valid):
+                m.d.comb += chosen_lane.eq(index)
+        chosen = Signal(lanes[0].results.p.shape())
+        for index, lane in enumerate(lanes):
+            with m.If(chosen_lane == index):
+                m.d.comb += [chosen.eq(lane.results.p), lane.results.ready.eq(1)]
+        candidate = chosen.split
+        cross_new = Signal(len(candidate.numerator) + len(candidate.denominator))
+        cross_best = Signal.like(cross_new)
+        m.d.comb += [cross_new.eq(candidate.numerator * best_split.denominator),
+                     cross_best.eq(best_split.numerator * candidate.denominator)]
+        better = (~best_found | (cross_new > cross_best) |
+                  ((cross_new == cross_best) & (chosen.visit < best_visit)))
+        with m.If(result_valid.any()):
+            m.d.sync += combined.eq(combined + 1)
+            with m.If(candidate.found & better):
+                m.d.sync += [best_found.eq(1), best_visit.eq(chosen.visit), best_split.eq(candidate),
+                             best_feature.eq(Cat(chosen_lane[:lane_bits], chosen.slot)
+                                             if lane_bits else chosen.slot)]
+
+        # ---------------------------------------------------------------- fill path
+        m.d.comb += [
+            inbag.seed.eq(self.seed), inbag.tree_index.eq(self.tree_index),
+            inbag.n_rows.eq(self.n_rows), inbag.n_samples.eq(self.n_samples),
+            inbag.bootstrap.eq(self.bootstrap),
+            inbag.presorted.p.row.eq(self.presorted.p.row),
+            inbag.presorted.p.code.eq(Cat(self.presorted.p.code, self.presorted.p.label)),
+            inbag.presorted.p.last.eq(self.presorted.p.last),
+        ]
+        fill_feature = Mux(thesis, 0, lists_filled)
+        fill_lane = fill_feature[:lane_bits] if lane_bits else Const(0)
+        fill_slot = fill_feature >> lane_bits
+        inbag_entry = inbag.inbag.p
+        for index, lane in enumerate(lanes):
+            m.d.comb += [lane.fill_address.eq(fill_slot * self.max_inbag_rows + fill_position),
+                         lane.fill_entry.eq(inbag_entry)]
+
+        # ---------------------------------------------------------------- node records
+        left_counts = best_split.left_counts
+        right_counts = Signal(counts_layout)
+        for c in range(classes):
+            m.d.comb += right_counts[c].eq(current.counts[c] - left_counts[c])
+        rows_left = best_split.rows_left
+        rows_right = current.n_rows - rows_left
+        child_depth = current.depth + 1
+        children_both_leaves = (is_leaf(left_counts, rows_left, child_depth) &
+                                is_leaf(right_counts, rows_right, child_depth))
+        split_feature = Mux(thesis, tree_feature, best_feature)
+
+        # ---------------------------------------------------------------- tree writer
+        write_index = Signal(self.node_bits + 1)
+        write_staged = Signal()
+        write_staged_index = Signal(self.node_bits + 1)
+        record = node_read.data
+        majority = Signal(self.label_bits)
+        top = record.counts[0]
+        for c in range(1, classes):
+            bigger = record.counts[c] > top
+            top = Mux(bigger, record.counts[c], top)
+        best_count = top
+        for c in reversed(range(classes)):
+            with m.If(record.counts[c] == best_count):
+                m.d.comb += majority.eq(c)
+        m.d.comb += [
+            self.nodes.p.index.eq(write_staged_index),
+            self.nodes.p.leaf.eq(~record.split),
+            self.nodes.p.feature.eq(Mux(record.split, record.feature, 0)),
+            self.nodes.p.threshold.eq(Mux(record.split, record.threshold, 0)),
+            self.nodes.p.left_child.eq(Mux(record.split, record.left, 0)),
+            self.nodes.p.right_child.eq(Mux(record.split, record.left + 1, 0)),
+            self.nodes.p.class_counts.eq(record.counts),
+            self.nodes.p.majority.eq(majority),
+            self.nodes.p.n_samples.eq(sum(record.counts[c] for c in range(classes))),
+            self.nodes.p.n_rows.eq(record.n_rows),
+            self.nodes.p.depth.eq(record.depth),
+            self.nodes.p.last.eq(write_staged_index == next_node - 1),
+        ]
+
+        # ---------------------------------------------------------------- start
+        in_bag_bound = Mux(self.bootstrap, Mux(self.n_samples < self.n_rows, self.n_samples, self.n_rows),
+                           self.n_rows)
+        config_bad = (
+            (self.n_rows == 0) | (self.n_rows > self.max_rows) |
+            (self.n_features == 0) | (self.n_features > self.max_features) |
+            (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))) |
+            (in_bag_bound > self.max_inbag_rows) |
+            (self.features_per_node == 0) | (self.min_samples_split < 2) | (self.min_samples_leaf == 0) |
+            (self.depth_limited & (self.depth_limit > self.max_depth)))
+
+        def on_start():
+            """A start (re)begins a tree from any state; it wins over the state's own moves."""
+            with m.If(self.start):
+                m.d.sync += [self.bad_config.eq(config_bad), self.bad_input.eq(0),
+                             self.node_overflow.eq(0), self.depth_overflow.eq(0), self.done.eq(0),
+                             cycles.eq(0)]
+                with m.If(config_bad):
+                    m.next = "Idle"
+                with m.Else():
+                    m.d.comb += inbag.start.eq(1)
+                    m.d.sync += [
+                        n_rows.eq(self.n_rows), n_features.eq(self.n_features),
+                        features_per_node.eq(self.features_per_node),
+                        thesis.eq(self.one_feature_per_tree), depth_limited.eq(self.depth_limited),
+                        depth_limit.eq(self.depth_limit), min_samples_split.eq(self.min_samples_split),
+                        min_samples_leaf.eq(self.min_samples_leaf),
+                    ]
+                    m.next = "Draw the bootstrap"
+
+
+        # ---------------------------------------------------------------- controller
+        def abort(flag):
+            m.d.sync += flag.eq(1)
+            m.next = "Idle"
+
+        with m.FSM(init="Idle") as fsm:
+            with m.State("Idle"):
+                pass
+                on_start()
+
+            with m.State("Draw the bootstrap"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(inbag.weights_ready):
+                    m.d.sync += [lists_requested.eq(0), lists_filled.eq(0), fill_position.eq(0),
+                                 input_position.eq(0), clear_index.eq(0), root_counts.eq(0),
+                                 draw_asked.eq(0)]
+                    with m.If(thesis):
+                        m.d.sync += lists_needed.eq(1)
+                        m.next = "Draw the tree's feature"
+                    with m.Else():
+                        m.d.sync += lists_needed.eq(n_features)
+                        m.next = "Fill the lists"
+                on_start()
+
+            with m.State("Draw the tree's feature"):
+                m.d.comb += [self.busy.eq(1), inbag.draw_requests.valid.eq(~draw_asked),
+                             inbag.draw_requests.p.bound.eq(n_features), inbag.draws.ready.eq(1)]
+                with m.If(inbag.draw_requests.ready):
+                    m.d.sync += draw_asked.eq(1)
+                with m.If(inbag.draws.valid):
+                    m.d.sync += [tree_feature.eq(inbag.draws.p.value), draw_asked.eq(0)]
+                    m.next = "Fill the lists"
+                on_start()
+
+            with m.State("Fill the lists"):
+                m.d.comb += [
+                    self.busy.eq(1),
+                    self.list_requests.valid.eq(lists_requested < lists_needed),
+                    self.list_requests.p.feature.eq(Mux(thesis, tree_feature, lists_requested)),
+                    inbag.presorted.valid.eq(self.presorted.valid),
+                    self.presorted.ready.eq(inbag.presorted.ready),
+                    inbag.inbag.ready.eq(1),
+                ]
+                with m.If(self.list_requests.valid & self.list_requests.ready):
+                    m.d.sync += lists_requested.eq(lists_requested + 1)
+                # Malformed lists stop the tree: every list has n_rows entries, labels < classes.
+                input_bad = Signal()
+                with m.If(self.presorted.valid & self.presorted.ready):
+                    at_end = input_position == n_rows - 1
+                    m.d.sync += input_position.eq(Mux(at_end, 0, input_position + 1))
+                    bad_label = (self.presorted.p.label >= classes) if classes < (1 << self.label_bits) else Const(0)
+                    m.d.comb += input_bad.eq((self.presorted.p.last != at_end) | bad_label)
+                # The permutation memory of the feature draws is cleared on the way.
+                with m.If(clear_index < n_features):
+                    m.d.comb += [permutation_write.addr.eq(clear_index), permutation_write.data.eq(0),
+                                 permutation_write.en.eq(1)]
+                    m.d.sync += clear_index.eq(clear_index + 1)
+                with m.If(inbag.inbag.valid):
+                    for index, lane in enumerate(lanes):
+                        m.d.comb += lane.fill_enable.eq(fill_lane == index)
+                    m.d.sync += fill_position.eq(fill_position + 1)
+                    with m.If(lists_filled == 0):
+                        label = inbag_entry.code[code_bits:]
+                        m.d.sync += root_counts[label].eq(root_counts[label] + inbag_entry.weight)
+                    with m.If(inbag_entry.last):
+                        m.d.sync += [lists_filled.eq(lists_filled + 1), fill_position.eq(0)]
+                with m.If(input_bad):
+                    abort(self.bad_input)
+                with m.Elif((lists_filled == lists_needed) & (clear_index >= n_features)):
+                    m.next = "Write the root"
+                on_start()
+
+            with m.State("Write the root"):
+                m.d.comb += [self.busy.eq(1), node_write.addr.eq(0), node_write.en.eq(1),
+                             node_write.data.counts.eq(root_counts),
+                             node_write.data.n_rows.eq(inbag.inbag_rows)]
+                m.d.sync += [next_node.eq(1), node.eq(0), level_end.eq(1), jobs_queued.eq(0)]
+                m.next = "Read a node"
+                on_start()
+
+            # --- one level: every node in index order ---
+            with m.State("Read a node"):
+                m.d.comb += [self.busy.eq(1), node_read.addr.eq(node)]
+                with m.If(node == level_end):
+                    m.next = "End of the level"
+                with m.Else():
+                    m.next = "Review the node"
+                on_start()
+
+            with m.State("Review the node"):
+                m.d.comb += [self.busy.eq(1), node_read.addr.eq(node)]
+                m.d.sync += [current.eq(record), segment_start.eq(record.start),
+                             segment_length.eq(record.n_rows)]
+                leaf = is_leaf(record.counts, record.n_rows, record.depth)
+                with m.If(leaf):
+                    m.d.sync += node.eq(node + 1)
+                    m.next = "Read a node"
+                with m.Elif(~depth_limited & (record.depth == self.max_depth)):
+                    abort(self.depth_overflow)
+                with m.Else():
+                    m.next = "Check constant features"
+                on_start()
+
+            with m.State("Check constant features"):
+                m.d.comb += [self.busy.eq(1), lane_go.eq(1), lane_command.eq(LaneCommand.CONSTANT)]
+                m.d.sync += [best_found.eq(0), combined.eq(0), visited.eq(0), position.eq(0),
+                             tag.eq(node + 1), draw_asked.eq(0)]
+                m.next = "Wait for the constant check"
+                on_start()
+
+            with m.State("Wait for the constant check"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~lanes_busy):
+                    m.d.sync += wanted.eq(Mux(features_per_node < nonconstant_total,
+                                              features_per_node, nonconstant_total))
+                    with m.If(thesis):
+                        m.next = "Visit the tree's feature"
+                    with m.Else():
+                        m.next = "Draw a feature"
+                on_start()
+
+            with m.State("Visit the tree's feature"):
+                # Lane 0 read the flag of slot 0 (constant_slot is 0 outside the draws).
+                m.d.comb += self.busy.eq(1)
+                with m.If(~lanes[0].constant_flag):
+                    m.d.comb += [lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
+                                 lanes[0].jobs.p.visit.eq(0)]
+                    m.d.sync += visited.eq(1)
+                m.next = "Wait for the scans"
+                on_start()
+
+            with m.State("Draw a feature"):
+                m.d.comb += [self.busy.eq(1), inbag.draws.ready.eq(1),
+                             inbag.draw_requests.valid.eq((visited < wanted) & ~draw_asked),
+                             inbag.draw_requests.p.bound.eq(n_features - position)]
+                with m.If(visited == wanted):
+                    m.next = "Wait for the scans"
+                with m.If(inbag.draw_requests.valid & inbag.draw_requests.ready):
+                    m.d.sync += draw_asked.eq(1)
+                with m.If(inbag.draws.valid):
+                    m.d.comb += [chosen_read.addr.eq(inbag.draws.p.value + position),
+                                 position_read.addr.eq(position)]
+                    m.d.sync += [drawn_feature.eq(inbag.draws.p.value + position), draw_asked.eq(0)]
+                    m.next = "Swap"
+                on_start()
+
+            with m.State("Swap"):
+                # Partial Fisher-Yates on a permutation whose untouched entries are the identity
+                # (entries written for another node carry another tag).
+                m.d.comb += self.busy.eq(1)
+                chosen_index = drawn_feature
+                feature = Mux(chosen_read.data.tag == tag, chosen_read.data.feature, chosen_index)
+                moved = Mux(position_read.data.tag == tag, position_read.data.feature, position)
+                m.d.comb += [permutation_write.addr.eq(chosen_index), permutation_write.en.eq(1),
+                             permutation_write.data.tag.eq(tag), permutation_write.data.feature.eq(moved)]
+                for lane in lanes:
+                    m.d.comb += lane.constant_slot.eq(feature >> lane_bits)
+                m.d.sync += drawn_feature.eq(feature)
+                m.next = "Visit the drawn feature"
+                on_start()
+
+            with m.State("Visit the drawn feature"):
+                m.d.comb += self.busy.eq(1)
+                for lane in lanes:
+                    m.d.comb += lane.constant_slot.eq(drawn_feature >> lane_bits)
+                drawn_lane = drawn_feature[:lane_bits] if lane_bits else Const(0)
+                for index, lane in enumerate(lanes):
+                    with m.If(drawn_lane == index):
+                        with m.If(~lane.constant_flag):
+                            m.d.comb += [lane.jobs.valid.eq(1),
+                                         lane.jobs.p.slot.eq(drawn_feature >> lane_bits),
+                                         lane.jobs.p.visit.eq(visited)]
+                            m.d.sync += visited.eq(visited + 1)
+                m.d.sync += position.eq(position + 1)
+                m.next = "Draw a feature"
+                on_start()
+
+            with m.State("Wait for the scans"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(combined == visited):
+                    m.next = "Decide"
+                on_start()
+
+            with m.State("Decide"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~best_found):
+                    m.d.sync += node.eq(node + 1)
+                    m.next = "Read a node"
+                with m.Elif(next_node + 2 > self.max_nodes):
+                    abort(self.node_overflow)
+                with m.Else():
+                    m.d.comb += [node_write.addr.eq(node), node_write.en.eq(1),
+                                 node_write.data.eq(current),
+                                 node_write.data.split.eq(1), node_write.data.feature.eq(split_feature),
+                                 node_write.data.threshold.eq(best_split.threshold),
+                                 node_write.data.left.eq(next_node)]
+                    m.next = "Write the left child"
+                on_start()
+
+            with m.State("Write the left child"):
+                m.d.comb += [self.busy.eq(1), node_write.addr.eq(next_node), node_write.en.eq(1),
+                             node_write.data.counts.eq(left_counts),
+                             node_write.data.n_rows.eq(rows_left),
+                             node_write.data.depth.eq(child_depth),
+                             node_write.data.start.eq(current.start)]
+                m.next = "Write the right child"
+                on_start()
+
+            with m.State("Write the right child"):
+                m.d.comb += [self.busy.eq(1), node_write.addr.eq(next_node + 1), node_write.en.eq(1),
+                             node_write.data.counts.eq(right_counts),
+                             node_write.data.n_rows.eq(rows_right),
+                             node_write.data.depth.eq(child_depth),
+                             node_write.data.start.eq(current.start + rows_left)]
+                m.d.sync += [next_node.eq(next_node + 2), node.eq(node + 1)]
+                # Children that will both be leaves need no partition (nothing reads them);
+                # one list (thesis mode) is partitioned by construction.
+                with m.If(~thesis & ~children_both_leaves):
+                    m.d.comb += [job_write.addr.eq(jobs_queued), job_write.en.eq(1),
+                                 job_write.data.feature.eq(best_feature),
+                                 job_write.data.threshold.eq(best_split.threshold),
+                                 job_write.data.start.eq(current.start),
+                                 job_write.data.length.eq(current.n_rows)]
+                    m.d.sync += jobs_queued.eq(jobs_queued + 1)
+                m.next = "Read a node"
+                on_start()
+
+            # --- the level's partition: per split, go-left bits then every list ---
+            with m.State("End of the level"):
+                m.d.comb += self.busy.eq(1)
+                m.d.sync += job_index.eq(0)
+                m.next = "Read a partition job"
+                on_start()
+
+            with m.State("Read a partition job"):
+                m.d.comb += [self.busy.eq(1), job_read.addr.eq(job_index)]
+                with m.If(job_index == jobs_queued):
+                    m.d.sync += [jobs_queued.eq(0), node.eq(level_end), level_end.eq(next_node)]
+                    with m.If(level_end == next_node):
+                        m.d.sync += [write_index.eq(0), write_staged.eq(0)]
+                        m.next = "Write the tree"
+                    with m.Else():
+                        m.next = "Read a node"
+                with m.Else():
+                    m.next = "Load the partition job"
+                on_start()
+
+            with m.State("Load the partition job"):
+                m.d.comb += [self.busy.eq(1), job_read.addr.eq(job_index)]
+                job = job_read.data
+                m.d.sync += [segment_start.eq(job.start), segment_length.eq(job.length),
+                             threshold.eq(job.threshold), go_left_slot.eq(job.feature >> lane_bits),
+                             go_left_lane.eq(job.feature[:lane_bits] if lane_bits else 0)]
+                m.next = "Go left"
+                on_start()
+
+            with m.State("Go left"):
+                m.d.comb += [self.busy.eq(1), lane_command.eq(LaneCommand.GO_LEFT)]
+                for index, lane in enumerate(lanes):
+                    m.d.comb += lane.go.eq(go_left_lane == index)
+                m.next = "Wait for the go-left bits"
+                on_start()
+
+            with m.State("Wait for the go-left bits"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~lanes_busy):
+                    m.next = "Partition the lists"
+                on_start()
+
+            with m.State("Partition the lists"):
+                m.d.comb += [self.busy.eq(1), lane_go.eq(1), lane_command.eq(LaneCommand.PARTITION)]
+                m.next = "Wait for the partition"
+                on_start()
+
+            with m.State("Wait for the partition"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~lanes_busy):
+                    m.d.sync += job_index.eq(job_index + 1)
+                    m.next = "Read a partition job"
+                on_start()
+
+            # --- the tree writer ---
+            with m.State("Write the tree"):
+                m.d.comb += self.busy.eq(1)
+                advance = ~write_staged | self.nodes.ready
+                m.d.comb += [node_read.addr.eq(write_index), node_read.en.eq(advance),
+                             self.nodes.valid.eq(write_staged)]
+                with m.If(advance):
+                    m.d.sync += [write_staged.eq(write_index < next_node),
+                                 write_staged_index.eq(write_index)]
+                    with m.If(write_index < next_node):
+                        m.d.sync += write_index.eq(write_index + 1)
+                with m.If(write_staged & self.nodes.ready & self.nodes.p.last):
+                    m.d.sync += self.done.eq(1)
+                    m.next = "Idle"
+                on_start()
+
+        for lane in lanes:
+            with m.If(lane_go):
+                m.d.comb += lane.go.eq(1)
+
+        return m

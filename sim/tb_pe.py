@@ -1,0 +1,389 @@
+"""cocotb testbench of ``hw.pe.ProcessingElement`` against ``sw.model.train_tree``.
+
+Every case trains one tree in the simulated PE and compares its whole node list (feature,
+threshold code, children, class counts, majority class, weighted samples, distinct rows,
+depth) with the golden model's tree; cases are random (data, parameters, seed, tree
+index, thesis or forest mode), corner cases and real datasets.
+
+Settings (from the runner): ``random_cases``, ``datasets`` (names for ``sw.datasets``),
+``dataset_trees``, ``idle_probability``, ``stall_probability``, ``report`` (a JSON file to
+write the per-tree cycle counts to).
+"""
+
+import json
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
+from hw.pe import list_request_layout, node_layout, presorted_entry_layout
+from sim.testbench import StreamTestbench
+from sw.model import TrainingParameters, leaf_decision, presorted_order, train_tree
+
+FIELDS = ("feature", "threshold_code", "left_child", "right_child", "majority_class",
+          "n_samples", "n_rows", "depth")
+
+
+def _bits(maximum):
+    return max(1, int(maximum).bit_length())
+
+
+class PETestbench(StreamTestbench):
+    def __init__(self, dut):
+        super().__init__(dut)
+        d = self.design
+        self.max_rows, self.max_samples = d["max_rows"], d["max_samples"]
+        self.max_inbag_rows = d.get("max_inbag_rows") or self.max_rows
+        self.max_features, self.classes = d["max_features"], d["classes"]
+        self.code_bits, self.max_depth = d["code_bits"], d["max_depth"]
+        self.max_nodes = d.get("max_nodes") or min(2 * self.max_inbag_rows - 1,
+                                                   (1 << (self.max_depth + 1)) - 1)
+        row_bits = (self.max_rows - 1).bit_length()
+        self.label_bits = max(1, (self.classes - 1).bit_length())
+        self.count_bits = _bits(max(self.max_samples, self.max_inbag_rows))
+        self.requests = self.sink("list_requests", list_request_layout(max(1, (self.max_features - 1).bit_length())))
+        self.presorted = self.source("presorted", presorted_entry_layout(row_bits, self.code_bits, self.label_bits))
+        layout = node_layout(
+            node_bits=max(1, (self.max_nodes - 1).bit_length()),
+            feature_bits=max(1, (self.max_features - 1).bit_length()), code_bits=self.code_bits,
+            classes=self.classes, count_bits=self.count_bits, position_bits=_bits(self.max_inbag_rows),
+            depth_bits=_bits(self.max_depth))
+        self.nodes = self.sink("nodes", layout)
+        self.served = 0
+        self.lists = None               # feature -> list of presorted entries
+        self.cycle_log = []
+
+    async def begin(self):
+        await super().begin()
+        cocotb.start_soon(self.serve_lists())
+
+    async def reset(self, cycles=2):
+        await super().reset(cycles)
+        self.served = 0
+
+    async def serve_lists(self):
+        """Answer every list request with that feature's presorted list."""
+        while True:
+            await RisingEdge(self.dut.clk)
+            while self.served < len(self.requests.received):
+                feature = self.requests.received[self.served]["feature"]
+                self.served += 1
+                for entry in self.lists[feature]:
+                    self.presorted.send(entry)
+
+    def configure(self, n_rows, n_features, params, seed, tree_index):
+        dut = self.dut
+        dut.seed.value = seed
+        dut.tree_index.value = tree_index
+        dut.n_rows.value = n_rows
+        dut.n_features.value = n_features
+        dut.n_samples.value = params.max_samples if params.bootstrap else 1
+        dut.bootstrap.value = int(params.bootstrap)
+        dut.features_per_node.value = min(params.max_features, (1 << len(dut.features_per_node)) - 1)
+        dut.one_feature_per_tree.value = int(params.feature_sampling == "tree")
+        dut.depth_limited.value = int(params.max_depth is not None)
+        dut.depth_limit.value = params.max_depth or 0
+        dut.min_samples_split.value = min(params.min_samples_split, (1 << len(dut.min_samples_split)) - 1)
+        dut.min_samples_leaf.value = min(params.min_samples_leaf, (1 << len(dut.min_samples_leaf)) - 1)
+
+    async def start(self):
+        self.requests.clear()
+        self.nodes.clear()
+        self.presorted.clear()
+        self.served = 0
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 0
+
+    def prepare_lists(self, codes, labels):
+        order = presorted_order(codes)
+        n_rows = codes.shape[0]
+        self.lists = [[{"row": int(row), "code": int(codes[row, feature]), "label": int(labels[row]),
+                        "last": int(position == n_rows - 1)}
+                       for position, row in enumerate(order[feature])]
+                      for feature in range(codes.shape[1])]
+
+    async def wait_until_finished(self, budget, label):
+        dut = self.dut
+        waited = 0
+        while waited < budget:
+            await ClockCycles(dut.clk, 16)
+            waited += 16
+            await ReadOnly()
+            if int(dut.done.value) or int(dut.bad_input.value) or int(dut.node_overflow.value) \
+                    or int(dut.depth_overflow.value) or int(dut.bad_config.value):
+                await RisingEdge(dut.clk)
+                return
+        raise AssertionError(f"{label}: the PE did not finish within {budget} cycles "
+                             f"({len(self.nodes.received)} nodes out)")
+
+    def tree_from_nodes(self, n_classes):
+        received = self.nodes.received
+        mask = (1 << self.count_bits) - 1
+        nodes = {field: [] for field in FIELDS}
+        counts = []
+        for index, node in enumerate(received):
+            assert node["index"] == index, f"node {index} came out as index {node['index']}"
+            assert node["last"] == int(index == len(received) - 1), f"'last' wrong at node {index}"
+            leaf = node["leaf"]
+            nodes["feature"].append(-1 if leaf else node["feature"])
+            nodes["threshold_code"].append(-1 if leaf else node["threshold"])
+            nodes["left_child"].append(-1 if leaf else node["left_child"])
+            nodes["right_child"].append(-1 if leaf else node["right_child"])
+            nodes["majority_class"].append(node["majority"])
+            nodes["n_samples"].append(node["n_samples"])
+            nodes["n_rows"].append(node["n_rows"])
+            nodes["depth"].append(node["depth"])
+            all_counts = [(node["class_counts"] >> (c * self.count_bits)) & mask for c in range(self.classes)]
+            assert not any(all_counts[n_classes:]), f"node {index}: counts for absent classes {all_counts}"
+            counts.append(all_counts[:n_classes])
+        return nodes, np.array(counts, dtype=np.int64).reshape(len(received), n_classes)
+
+    def expected_overflow(self, codes, labels, params, seed, tree_index):
+        """Whether an unlimited tree would need a node deeper than the PE holds."""
+        if params.max_depth is not None:
+            return False
+        limited = train_tree(codes, labels, TrainingParameters(**{**params.__dict__, "max_depth": self.max_depth}),
+                             seed, tree_index)
+        deepest = limited.depth == self.max_depth
+        if not deepest.any():
+            return False
+        would_search = ~leaf_decision(limited.class_counts[deepest], limited.n_rows[deepest],
+                                      limited.depth[deepest], None, params.min_samples_split,
+                                      params.min_samples_leaf)
+        return bool(would_search.any())
+
+    async def check_tree(self, codes, labels, params, seed, tree_index, label):
+        """Train one tree in the PE and compare it with the golden model, node by node."""
+        codes = np.asarray(codes, dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
+        n_rows, n_features = codes.shape
+        self.prepare_lists(codes, labels)
+        self.configure(n_rows, n_features, params, seed, tree_index)
+        overflow = self.expected_overflow(codes, labels, params, seed, tree_index)
+        expected = None if overflow else train_tree(codes, labels, params, seed, tree_index)
+        depth = self.max_depth if expected is None else int(expected.depth.max())
+        lists = 1 if params.feature_sampling == "tree" else n_features
+        budget = 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
+            -(-n_features // max(1, self.design["feature_lanes"])) + 3)
+        await self.start()
+        await self.wait_until_finished(budget, label)
+        await ReadOnly()
+        flags = {name: int(getattr(self.dut, name).value)
+                 for name in ("bad_config", "bad_input", "node_overflow", "depth_overflow", "done")}
+        cycles = int(self.dut.cycles.value)
+        await RisingEdge(self.dut.clk)
+        if overflow:
+            assert flags["depth_overflow"] == 1 and flags["done"] == 0, f"{label}: expected depth_overflow, got {flags}"
+            return None
+        assert flags == {"bad_config": 0, "bad_input": 0, "node_overflow": 0, "depth_overflow": 0, "done": 1}, \
+            f"{label}: flags {flags}"
+        nodes, counts = self.tree_from_nodes(params.n_classes)
+        assert len(nodes["feature"]) == expected.n_nodes, \
+            f"{label}: {len(nodes['feature'])} nodes, model {expected.n_nodes}"
+        for field in FIELDS:
+            got = np.array(nodes[field], dtype=np.int64)
+            want = getattr(expected, field)
+            if not np.array_equal(got, want):
+                first = int(np.flatnonzero(got != want)[0])
+                raise AssertionError(f"{label}: {field} differs first at node {first}: "
+                                     f"got {got[max(0, first - 2):first + 3].tolist()}, "
+                                     f"model {want[max(0, first - 2):first + 3].tolist()}")
+        assert np.array_equal(counts, expected.class_counts), f"{label}: class counts differ"
+        inbag = int(expected.n_rows[0])
+        self.cycle_log.append({"label": label, "cycles": cycles, "n_rows": n_rows, "n_features": n_features,
+                               "inbag": inbag, "depth": int(expected.depth.max()),
+                               "nodes": int(expected.n_nodes),
+                               "mode": params.feature_sampling, "lanes": self.design["feature_lanes"],
+                               "lists": lists})
+        return cycles
+
+    # ------------------------------------------------------------------ case generators
+    def random_case(self):
+        rng = self.rng
+        thesis = rng.random() < 0.25
+        n_rows = rng.choice([2, 3] + [rng.randint(2, self.max_rows), rng.randint(8, min(40, self.max_rows)),
+                                      self.max_rows] * 3)
+        n_features = rng.choice([1] + [rng.randint(1, self.max_features), self.max_features] * 2)
+        n_classes = rng.randint(2, self.classes)
+        top = rng.choice([1, 2, 3, 7, rng.randint(1, (1 << self.code_bits) - 1), (1 << self.code_bits) - 1])
+        codes = np.array([[rng.randint(0, top) for _ in range(n_features)] for _ in range(n_rows)],
+                         dtype=np.int64).reshape(n_rows, n_features)
+        if rng.random() < 0.2 and n_features > 1:           # some constant features
+            codes[:, rng.randrange(n_features)] = rng.randint(0, top)
+        labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)], dtype=np.int64)
+        if rng.random() < 0.1:
+            labels[:] = rng.randrange(n_classes)             # one class only: a root leaf
+        bootstrap = rng.random() < 0.8
+        list_limit = min(self.max_inbag_rows, self.max_samples)
+        if bootstrap:
+            max_samples = rng.choice([1, 16] + [n_rows, rng.randint(1, self.max_samples), self.max_samples] * 3)
+            max_samples = max(1, min(max_samples, self.max_samples))
+            if min(max_samples, n_rows) > self.max_inbag_rows:
+                max_samples = self.max_inbag_rows
+        else:
+            max_samples = 1
+            if n_rows > self.max_inbag_rows:
+                bootstrap, max_samples = True, list_limit
+        max_depth = rng.choice([None, 1, 2, 4, rng.randint(1, self.max_depth), self.max_depth])
+        if thesis:
+            max_depth = rng.choice([4, max_depth])
+        params = TrainingParameters(
+            n_classes=n_classes, max_depth=max_depth, max_samples=max_samples, bootstrap=bootstrap,
+            max_features=rng.choice([1, rng.randint(1, n_features), n_features, max(1, int(n_features ** 0.5))]),
+            feature_sampling="tree" if thesis else "node",
+            min_samples_split=rng.choice([2, 2, 3, rng.randint(2, 10)]),
+            min_samples_leaf=rng.choice([1, 1, 2, rng.randint(1, 5)]))
+        return codes, labels, params, rng.getrandbits(32), rng.getrandbits(len(self.dut.tree_index))
+
+
+@cocotb.test()
+async def random_trees_match_model(dut):
+    tb = PETestbench(dut)
+    await tb.begin()
+    for case in range(tb.settings.get("random_cases", 20)):
+        codes, labels, params, seed, tree_index = tb.random_case()
+        await tb.check_tree(codes, labels, params, seed, tree_index,
+                            f"case {case} ({codes.shape}, {params})")
+    write_report(tb)
+
+
+@cocotb.test()
+async def corner_cases_match_model(dut):
+    tb = PETestbench(dut)
+    await tb.begin()
+    rng = np.random.default_rng(7)
+    F = tb.max_features
+    full = min(tb.max_rows, tb.max_inbag_rows)
+    cases = {
+        "two rows": (rng.integers(0, 4, (2, F)), [0, 1], dict(max_samples=2)),
+        "all codes equal": (np.full((20, F), 3), rng.integers(0, 2, 20), dict(max_samples=20)),
+        "one class": (rng.integers(0, 9, (20, F)), np.zeros(20, int), dict(max_samples=20)),
+        "every class": (rng.integers(0, 50, (60, F)), np.arange(60) % tb.classes, dict(max_samples=60)),
+        "maximum weights (every draw on two rows)": (rng.integers(0, 5, (2, F)), [0, 1],
+                                                     dict(max_samples=tb.max_samples)),
+        "full capacity, no bootstrap": (rng.integers(0, 1 << tb.code_bits, (full, F)),
+                                        rng.integers(0, tb.classes, full), dict(bootstrap=False)),
+        "min_samples_leaf too large": (rng.integers(0, 9, (10, F)), rng.integers(0, 2, 10),
+                                       dict(max_samples=10, min_samples_leaf=6)),
+        "thesis: 16 samples, depth 4": (rng.integers(0, 1 << tb.code_bits, (min(150, tb.max_rows), F)),
+                                        rng.integers(0, 3, min(150, tb.max_rows)),
+                                        dict(max_samples=16, max_depth=4, feature_sampling="tree")),
+        "deepest tree the PE holds": (np.arange(full)[:, None].repeat(F, 1), np.arange(full) % 2,
+                                      dict(bootstrap=False, max_depth=tb.max_depth, max_features=F)),
+    }
+    for label, (codes, labels, overrides) in cases.items():
+        codes, labels = np.asarray(codes), np.asarray(labels)
+        n_classes = max(2, int(labels.max()) + 1)
+        settings = dict(n_classes=n_classes, max_depth=None, max_samples=len(labels), bootstrap=True,
+                        max_features=max(1, int(F ** 0.5)), feature_sampling="node")
+        settings.update(overrides)
+        settings["max_samples"] = max(1, min(settings["max_samples"], tb.max_samples))
+        await tb.check_tree(codes, labels, TrainingParameters(**settings), 2026, 11, label)
+    write_report(tb)
+
+
+@cocotb.test()
+async def datasets_match_model(dut):
+    """Trees on real datasets (quantised with the rank quantiser, as the estimator does)."""
+    from sw.datasets import load
+    from sw.quantize import RankQuantizer
+    tb = PETestbench(dut)
+    await tb.begin()
+    for name in tb.settings.get("datasets", []):
+        data = load(name)
+        codes = RankQuantizer(code_bits=tb.code_bits).fit_transform(data.X).astype(np.int64)
+        labels = data.y.astype(np.int64)
+        n_rows, n_features = codes.shape
+        n_classes = int(labels.max()) + 1
+        assert n_rows <= tb.max_rows and n_features <= tb.max_features and n_classes <= tb.classes, \
+            f"{name} {codes.shape} with {n_classes} classes does not fit the PE built for the test"
+        for tree in range(tb.settings.get("dataset_trees", 2)):
+            thesis = tree % 2 == 1
+            if thesis:
+                params = TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
+                                            feature_sampling="tree")
+            else:
+                params = TrainingParameters(n_classes=n_classes, max_depth=tb.settings.get("dataset_depth"),
+                                            max_samples=min(n_rows, tb.max_samples, tb.max_inbag_rows),
+                                            max_features=max(1, int(n_features ** 0.5)))
+            await tb.check_tree(codes, labels, params, 1234 + tree, tree,
+                                f"{name} tree {tree} ({'thesis' if thesis else 'forest'} mode)")
+    write_report(tb)
+
+
+@cocotb.test()
+async def bad_configurations_and_inputs_are_flagged(dut):
+    tb = PETestbench(dut)
+    await tb.begin()
+    good = TrainingParameters(n_classes=2, max_depth=3, max_samples=8, max_features=1)
+    codes = np.array([[i % 5] * tb.max_features for i in range(8)])
+    labels = np.arange(8) % 2
+    bad = [("n_rows 0", dict(n_rows=0)), ("n_features 0", dict(n_features=0)),
+           ("n_samples 0", dict(n_samples=0)), ("features_per_node 0", dict(features_per_node=0)),
+           ("min_samples_split 1", dict(min_samples_split=1)), ("min_samples_leaf 0", dict(min_samples_leaf=0))]
+    if tb.max_features + 1 < 1 << len(dut.n_features):
+        bad.append(("too many features", dict(n_features=tb.max_features + 1)))
+    if tb.max_rows + 1 < 1 << len(dut.n_rows):
+        bad.append(("too many rows", dict(n_rows=tb.max_rows + 1)))
+    if tb.max_samples + 1 < 1 << len(dut.n_samples):
+        bad.append(("too many samples", dict(n_samples=tb.max_samples + 1)))
+    if tb.max_depth + 1 < 1 << len(dut.depth_limit):
+        bad.append(("depth beyond capacity", dict(depth_limit=tb.max_depth + 1)))
+    for label, overrides in bad:
+        tb.configure(8, tb.max_features, good, 1, 1)
+        for name, value in overrides.items():
+            getattr(dut, name).value = value
+        await tb.start()
+        await ClockCycles(dut.clk, 40)
+        await ReadOnly()
+        assert int(dut.bad_config.value) == 1, f"{label}: bad_config not raised"
+        assert int(dut.busy.value) == 0 and len(tb.requests.received) == 0, f"{label}: a tree started"
+        await RisingEdge(dut.clk)
+    # A list of the wrong length and a label beyond the classes raise bad_input.
+    tb.prepare_lists(codes, labels)
+    tb.lists[0] = tb.lists[0][:-1] + [dict(tb.lists[0][-1], last=0)] + [dict(tb.lists[0][-1])]
+    tb.configure(8, tb.max_features, good, 1, 1)
+    await tb.start()
+    await tb.wait_until_finished(2000, "wrong list length")
+    assert int(dut.bad_input.value) == 1 and int(dut.done.value) == 0, "wrong list length not flagged"
+    if tb.classes < 1 << tb.label_bits:
+        tb.prepare_lists(codes, labels)
+        tb.lists[0][3]["label"] = tb.classes
+        await tb.start()
+        await tb.wait_until_finished(2000, "label out of range")
+        assert int(dut.bad_input.value) == 1, "label beyond the classes not flagged"
+    # The node memory: a PE built with few nodes refuses to overflow it.
+    # And after all of that, a good tree trains correctly.
+    await tb.check_tree(codes, labels, good, 1, 1, "after bad configurations")
+
+
+@cocotb.test()
+async def reset_and_restart_in_the_middle(dut):
+    tb = PETestbench(dut)
+    await tb.begin()
+    for case in range(tb.settings.get("reset_cases", 4)):
+        codes, labels, params, seed, tree_index = tb.random_case()
+        tb.prepare_lists(codes, labels)
+        tb.configure(codes.shape[0], codes.shape[1], params, seed, tree_index)
+        await tb.start()
+        await ClockCycles(dut.clk, tb.rng.randint(1, 40 * codes.shape[0] * codes.shape[1] + 50))
+        if case % 2 == 0:
+            await tb.reset()                                # reset in the middle of work
+        # else: a start while busy abandons the tree (check_tree starts again)
+        codes, labels, params, seed, tree_index = tb.random_case()
+        await tb.check_tree(codes, labels, params, seed, tree_index, f"after interruption {case}")
+
+
+def write_report(tb):
+    path = tb.settings.get("report")
+    if not path or not tb.cycle_log:
+        return
+    try:
+        with open(path) as file:
+            log = json.load(file)
+    except (OSError, ValueError):
+        log = []
+    with open(path, "w") as file:
+        json.dump(log + tb.cycle_log, file)
