@@ -12,8 +12,9 @@ SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
 
 The design is :class:`DemoTop`, a synthesis and timing probe around the biggest system
 in :data:`hw.elaborate.DESIGNS` (:func:`default_blocks`): the first of
-:data:`SYSTEM_DESIGNS` that exists (``forest_top``, then ``pe``), else every block built
-so far. ``--blocks`` names the designs explicitly and ``--set`` changes their parameters,
+:data:`SYSTEM_DESIGNS` whose main design exists (``forest_top``; else the processing
+element with the presorter and inference engine beside it), else every design built so
+far. ``--blocks`` names the designs explicitly and ``--set`` changes their parameters,
 for example ``--blocks forest_top --set forest_top.pes=4``.
 """
 
@@ -37,17 +38,24 @@ __all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "parse_
 #: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
 DEFAULT_TOP = "demo_top"
 
-#: System designs, biggest first: when one of them is in :data:`hw.elaborate.DESIGNS`, the
-#: project is built around it alone (it contains the blocks); otherwise around every block.
-SYSTEM_DESIGNS = ("forest_top", "pe")
+#: Systems, biggest first: (main design, designs beside it). The first whose main design
+#: is in :data:`hw.elaborate.DESIGNS` is the default project, with those of the designs
+#: beside it that exist (a main design contains its own blocks; the PE contains the in-bag
+#: builder, generator, Gini scanners and partition units, but not the presorter or the
+#: inference engine). With none of them, every design is probed.
+SYSTEM_DESIGNS = (
+    ("forest_top", ()),
+    ("processing_element", ("radix_sorter", "inference_engine")),
+    ("pe", ("radix_sorter", "inference_engine")),
+)
 
 
 def default_blocks(designs=None):
     """Names of the designs the default project is built around (see :data:`SYSTEM_DESIGNS`)."""
     designs = DESIGNS if designs is None else designs
-    for name in SYSTEM_DESIGNS:
-        if name in designs:
-            return [name]
+    for main_design, beside in SYSTEM_DESIGNS:
+        if main_design in designs:
+            return [main_design] + [name for name in beside if name in designs]
     return sorted(designs)
 
 
