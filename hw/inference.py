@@ -1,0 +1,434 @@
+"""Inference engine: streams test rows through the stored trees and votes.
+
+Reference: ``sw.model.predict_tree``, ``forest_votes`` (+ argmax, ties to the lowest
+class) and ``forest_class_counts``. Trees are kept in the golden model's compact node
+format (breadth-first node list, root = 0, right child = left child + 1), one tree per
+block of ``max_nodes_per_tree`` node slots.
+
+How a row is traversed. Every (row, tree) pair is a *context* that takes one step per
+pipeline stage: a stage reads the context's node from its own copy of the node memory
+(one cycle), then looks up the row's code of the node's feature and moves to the left or
+the right child (second cycle). After the last stage a context that has not reached a
+leaf goes round again; a finished context retires there (its vote, and its leaf's class
+counts, are added to its row) and frees the slot for the next (row, tree) pair. So:
+
+* ``traversal_stages = max_depth + 1``: the traversal is pipelined by depth; every pair
+  passes the pipeline once and one new pair enters per cycle (one row per ``n_trees``
+  cycles), at the price of one node-memory copy per stage.
+* ``traversal_stages = 1``: one node memory, still one tree step per cycle (two
+  contexts interleave in the two-cycle stage), a pair takes ``leaf depth + 1`` cycles.
+* In between, a pair takes ``ceil((leaf depth + 1) / traversal_stages)`` rounds.
+
+Rows arrive one feature code per beat (``last`` on the final feature, label there) and
+are written into one of two row buffers, so a row loads while the previous one is being
+traversed; predictions leave in row order.
+"""
+
+from functools import reduce
+
+from amaranth.hdl import Array, Cat, Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+
+__all__ = ["InferenceEngine", "InferenceGeometry"]
+
+#: Row buffers (rows in flight between loading and emitting their prediction).
+ROW_BUFFERS = 2
+
+
+def _bits(value):
+    """Bits to hold the integers 0..value (at least 1)."""
+    return max(1, int(value).bit_length())
+
+
+class InferenceGeometry:
+    """Parameters of an :class:`InferenceEngine`, checked, with every width and layout.
+
+    The testbench builds one from the design parameters to speak the same layouts.
+    Raises ``TypeError``/``ValueError`` naming the parameter for values out of range.
+    """
+
+    def __init__(self, *, max_trees=256, max_nodes_per_tree=31, max_features=64, code_bits=16,
+                 classes=8, count_bits=13, max_depth=4, traversal_stages=None,
+                 class_count_sums=True):
+        check_integer("max_trees", max_trees, 1, 1 << 16)
+        check_integer("max_nodes_per_tree", max_nodes_per_tree, 1, 1 << 16)
+        check_integer("max_features", max_features, 1, 1 << 12)
+        check_integer("code_bits", code_bits, 1, 32)
+        check_integer("classes", classes, 2, 256)
+        check_integer("count_bits", count_bits, 1, 32)
+        check_integer("max_depth", max_depth, 0, 255)
+        if traversal_stages is None:
+            traversal_stages = max_depth + 1
+        check_integer("traversal_stages", traversal_stages, 1, max_depth + 1)
+        if not isinstance(class_count_sums, bool):
+            raise TypeError(f"class_count_sums must be True or False, not {class_count_sums!r}")
+        self.max_trees = max_trees
+        self.max_nodes_per_tree = max_nodes_per_tree
+        self.max_features = max_features
+        self.code_bits = code_bits
+        self.classes = classes
+        self.count_bits = count_bits
+        self.max_depth = max_depth
+        self.traversal_stages = traversal_stages
+        self.class_count_sums = class_count_sums
+
+        self.tree_bits = _bits(max_trees - 1)
+        self.node_bits = _bits(max_nodes_per_tree - 1)
+        self.feature_bits = _bits(max_features - 1)
+        self.class_bits = _bits(classes - 1)
+        self.vote_bits = _bits(max_trees)
+        self.sum_bits = count_bits + _bits(max_trees)
+        self.n_trees_bits = _bits(max_trees)
+        self.feature_count_bits = _bits(max_features)
+        self.step_bits = _bits(max_depth)
+        self.node_memory_depth = max_trees * max_nodes_per_tree
+        self.address_bits = _bits(self.node_memory_depth - 1)
+
+        node_fields = {
+            "tree": self.tree_bits, "node": self.node_bits, "leaf": 1,
+            "feature": self.feature_bits, "threshold": code_bits,
+            "left_child": self.node_bits, "majority_class": self.class_bits,
+        }
+        if class_count_sums:
+            node_fields["class_counts"] = data.ArrayLayout(count_bits, classes)
+        #: One node written into the node memory (``nodes`` stream).
+        self.node_layout = data.StructLayout(node_fields)
+        #: One feature code of a test row (``rows`` stream); label fields read on ``last``.
+        self.row_layout = data.StructLayout({"code": code_bits, "label": self.class_bits,
+                                             "has_label": 1, "last": 1})
+        prediction_fields = {"predicted_class": self.class_bits,
+                             "votes": data.ArrayLayout(self.vote_bits, classes)}
+        if class_count_sums:
+            prediction_fields["class_count_sums"] = data.ArrayLayout(self.sum_bits, classes)
+        prediction_fields.update({"error": 1, "has_label": 1, "correct": 1})
+        #: One prediction per row (``predictions`` stream).
+        self.prediction_layout = data.StructLayout(prediction_fields)
+        #: A node as stored (the node memory word; class counts are kept apart).
+        self.stored_node_layout = data.StructLayout({
+            "leaf": 1, "feature": self.feature_bits, "threshold": code_bits,
+            "left_child": self.node_bits, "majority_class": self.class_bits})
+        #: A (row, tree) context travelling through the traversal stages.
+        self.context_layout = data.StructLayout({
+            "valid": 1, "done": 1, "fault": 1, "buffer": 1,
+            "base": self.address_bits, "node": self.node_bits, "steps": self.step_bits,
+            "majority_class": self.class_bits})
+
+    def parameters(self):
+        return {name: getattr(self, name) for name in (
+            "max_trees", "max_nodes_per_tree", "max_features", "code_bits", "classes",
+            "count_bits", "max_depth", "traversal_stages", "class_count_sums")}
+
+
+def _times_constant(value, constant):
+    """``value * constant`` as shifts and adds (no multiplier for a constant factor)."""
+    terms = [value << shift for shift in range(constant.bit_length()) if constant >> shift & 1]
+    return reduce(lambda a, b: a + b, terms)
+
+
+class InferenceEngine(wiring.Component):
+    """Majority-vote inference of a stored forest over streamed test rows.
+
+    Parameters
+    ----------
+    max_trees : int
+        Trees the node memory holds (1 to 65536).
+    max_nodes_per_tree : int
+        Node slots per tree (1 to 65536); a thesis tree of depth 4 has at most 31 nodes.
+    max_features : int
+        Largest number of features of a row (1 to 4096).
+    code_bits : int
+        Width of a feature code and of a threshold (1 to 32).
+    classes : int
+        Number of classes the votes are counted for (2 to 256).
+    count_bits : int
+        Width of a node's stored class counts (1 to 32).
+    max_depth : int
+        Deepest leaf (root = 0) a traversal may reach (0 to 255); deeper traversals are
+        stopped and flagged, so a corrupt tree can never hang the engine.
+    traversal_stages : int or None
+        Pipeline stages, each with its own node-memory copy (1 to max_depth + 1; default
+        max_depth + 1, fully pipelined by depth).
+    class_count_sums : bool
+        Store every node's class counts and output their sums over the trees
+        (``sw.model.forest_class_counts``) with each prediction.
+
+    Members
+    -------
+    nodes : In(stream.Signature(geometry.node_layout))
+        Writes one node per cycle (always ready). Load trees while no row is in flight.
+        A node outside the built capacity (tree, node index, a split's feature or right
+        child, majority class) is refused and sets ``bad_node``.
+    n_trees : In(bits(max_trees))
+        Trees in the forest (1 to max_trees), read when a row's last feature arrives.
+    rows : In(stream.Signature(geometry.row_layout))
+        A test row: its feature codes in feature order, one per beat, ``last`` on the final
+        one, which also carries ``label`` and ``has_label``.
+    predictions : Out(stream.Signature(geometry.prediction_layout))
+        One per row, in row order: the majority class (ties: lowest class), the votes per
+        class, the class-count sums (if built), ``error`` (the row's result is invalid:
+        see the flags), ``has_label`` and ``correct`` (label given and predicted).
+    rows_seen, rows_labelled, rows_correct : Out(32)
+        Predictions delivered, those with a label, those whose label was predicted.
+    bad_config : Out(1)
+        ``n_trees`` is 0 or above ``max_trees`` now (rows get error predictions).
+    bad_node, bad_row, bad_feature, depth_exceeded : Out(1)
+        Sticky until reset or ``clear``: a node write was refused; a row had more than
+        ``max_features`` features; a split's feature was not among the row's features; a
+        traversal went below ``max_depth``.
+    clear : In(1)
+        Clears the sticky flags and the accuracy counters.
+    idle : Out(1)
+        No row is being loaded, traversed or waiting to be delivered.
+    """
+
+    def __init__(self, **parameters):
+        try:
+            self.geometry = InferenceGeometry(**parameters)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        g = self.geometry
+        super().__init__({
+            "nodes": In(stream.Signature(g.node_layout)),
+            "n_trees": In(g.n_trees_bits),
+            "rows": In(stream.Signature(g.row_layout)),
+            "predictions": Out(stream.Signature(g.prediction_layout)),
+            "rows_seen": Out(32),
+            "rows_labelled": Out(32),
+            "rows_correct": Out(32),
+            "bad_config": Out(1),
+            "bad_node": Out(1),
+            "bad_row": Out(1),
+            "bad_feature": Out(1),
+            "depth_exceeded": Out(1),
+            "clear": In(1),
+            "idle": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        g = self.geometry
+        stages = g.traversal_stages
+        buffers = range(ROW_BUFFERS)
+
+        # ---- Node memories: one copy per stage, plus the class counts ----------------
+        node_reads = []
+        node_writes = []
+        for stage in range(stages):
+            memory = Memory(shape=g.stored_node_layout, depth=g.node_memory_depth, init=[])
+            m.submodules[f"nodes_{stage}"] = memory
+            node_writes.append(memory.write_port())
+            node_reads.append(memory.read_port())
+        if g.class_count_sums:
+            counts_memory = Memory(shape=data.ArrayLayout(g.count_bits, g.classes),
+                                   depth=g.node_memory_depth, init=[])
+            m.submodules.class_counts = counts_memory
+            counts_write = counts_memory.write_port()
+            counts_read = counts_memory.read_port()
+
+        # A node write is checked, registered with its address, then written.
+        m.d.comb += self.nodes.ready.eq(1)
+        node_in = self.nodes.p
+        node_refused = ((node_in.tree >= g.max_trees) | (node_in.node >= g.max_nodes_per_tree) |
+                        (node_in.majority_class >= g.classes) |
+                        (~node_in.leaf & ((node_in.feature >= g.max_features) |
+                                          (node_in.left_child + 1 >= g.max_nodes_per_tree))))
+        write_valid = Signal()
+        write_address = Signal(g.address_bits)
+        write_node = Signal(g.stored_node_layout)
+        m.d.sync += write_valid.eq(self.nodes.valid & ~node_refused)
+        m.d.sync += [
+            write_address.eq(_times_constant(node_in.tree, g.max_nodes_per_tree) + node_in.node),
+            write_node.leaf.eq(node_in.leaf), write_node.feature.eq(node_in.feature),
+            write_node.threshold.eq(node_in.threshold), write_node.left_child.eq(node_in.left_child),
+            write_node.majority_class.eq(node_in.majority_class),
+        ]
+        for port in node_writes:
+            m.d.comb += [port.addr.eq(write_address), port.data.eq(write_node),
+                         port.en.eq(write_valid)]
+        if g.class_count_sums:
+            write_counts = Signal(data.ArrayLayout(g.count_bits, g.classes))
+            m.d.sync += write_counts.eq(node_in.class_counts)
+            m.d.comb += [counts_write.addr.eq(write_address), counts_write.data.eq(write_counts),
+                         counts_write.en.eq(write_valid)]
+        with m.If(self.nodes.valid & node_refused):
+            m.d.sync += self.bad_node.eq(1)
+
+        # ---- Row buffers --------------------------------------------------------------
+        # Codes of the two rows in flight, address {buffer, feature}; one combinational
+        # read port per stage.
+        codes = Memory(shape=g.code_bits, depth=ROW_BUFFERS << g.feature_bits, init=[])
+        m.submodules.row_codes = codes
+        code_write = codes.write_port()
+        code_reads = [codes.read_port(domain="comb") for _ in range(stages)]
+
+        # Per buffer: a row is in it (from its last feature until its prediction is taken),
+        # all its trees have been issued, trees to issue, features, label, results.
+        busy = [Signal(name=f"busy_{b}") for b in buffers]
+        issued = [Signal(name=f"issued_{b}") for b in buffers]
+        trees = [Signal(g.n_trees_bits, name=f"trees_{b}") for b in buffers]
+        retired = [Signal(g.n_trees_bits, name=f"retired_{b}") for b in buffers]
+        features = [Signal(g.feature_count_bits, name=f"features_{b}") for b in buffers]
+        label = [Signal(g.class_bits, name=f"label_{b}") for b in buffers]
+        has_label = [Signal(name=f"has_label_{b}") for b in buffers]
+        row_error = [Signal(name=f"row_error_{b}") for b in buffers]
+        votes = [[Signal(g.vote_bits, name=f"votes_{b}_{c}") for c in range(g.classes)]
+                 for b in buffers]
+        sums = [[Signal(g.sum_bits, name=f"sums_{b}_{c}") for c in range(g.classes)]
+                for b in buffers]
+        best_class = [Signal(g.class_bits, name=f"best_class_{b}") for b in buffers]
+        best_votes = [Signal(g.vote_bits, name=f"best_votes_{b}") for b in buffers]
+
+        # ---- Loading a row, one feature per beat -----------------------------------------
+        load_buffer = Signal()
+        load_count = Signal(g.feature_count_bits)     # features written so far
+        load_overflow = Signal()                      # more features than max_features
+        m.d.comb += self.bad_config.eq((self.n_trees == 0) | (self.n_trees > g.max_trees))
+        m.d.comb += self.rows.ready.eq(~Array(busy)[load_buffer])
+        with m.If(self.rows.valid & self.rows.ready):
+            room = load_count < g.max_features
+            m.d.comb += [code_write.addr.eq(Cat(load_count[:g.feature_bits], load_buffer)),
+                         code_write.data.eq(self.rows.p.code), code_write.en.eq(room)]
+            with m.If(room):
+                m.d.sync += load_count.eq(load_count + 1)
+            overflow = load_overflow | ~room
+            m.d.sync += load_overflow.eq(overflow)
+            with m.If(self.rows.p.last):
+                refused = overflow | self.bad_config
+                m.d.sync += [load_count.eq(0), load_overflow.eq(0), load_buffer.eq(~load_buffer)]
+                with m.If(overflow):
+                    m.d.sync += self.bad_row.eq(1)
+                for b in buffers:
+                    with m.If(load_buffer == b):
+                        m.d.sync += [
+                            busy[b].eq(1), issued[b].eq(0), retired[b].eq(0),
+                            trees[b].eq(0),
+                            features[b].eq(load_count + room),
+                            label[b].eq(self.rows.p.label), has_label[b].eq(self.rows.p.has_label),
+                            row_error[b].eq(refused), best_class[b].eq(0), best_votes[b].eq(0),
+                            *[vote.eq(0) for vote in votes[b]], *[total.eq(0) for total in sums[b]],
+                        ]
+                        with m.If(~refused):
+                            m.d.sync += trees[b].eq(self.n_trees)
+
+        # ---- Traversal stages ------------------------------------------------------------
+        read_stage = [Signal(g.context_layout, name=f"stage{s}_read") for s in range(stages)]
+        decide_stage = [Signal(g.context_layout, name=f"stage{s}_decide") for s in range(stages)]
+        leaving = None
+        for s in range(stages):
+            context = read_stage[s]
+            m.d.comb += [node_reads[s].addr.eq(context.base + context.node), node_reads[s].en.eq(1)]
+            m.d.sync += decide_stage[s].eq(context)
+            here = decide_stage[s]
+            node = Signal(g.stored_node_layout, name=f"stage{s}_node")
+            m.d.comb += node.eq(node_reads[s].data)
+            m.d.comb += code_reads[s].addr.eq(Cat(node.feature, here.buffer))
+            code = code_reads[s].data
+            following = Signal(g.context_layout, name=f"stage{s}_next")
+            m.d.comb += following.eq(here)
+            with m.If(here.valid & ~here.done):
+                with m.If(node.leaf):
+                    m.d.comb += [following.done.eq(1), following.majority_class.eq(node.majority_class)]
+                with m.Elif(node.feature >= Array(features)[here.buffer]):
+                    m.d.comb += [following.done.eq(1), following.fault.eq(1)]
+                    m.d.sync += self.bad_feature.eq(1)
+                with m.Elif(here.steps == g.max_depth):
+                    m.d.comb += [following.done.eq(1), following.fault.eq(1)]
+                    m.d.sync += self.depth_exceeded.eq(1)
+                with m.Else():
+                    m.d.comb += [following.node.eq(node.left_child + (code > node.threshold)),
+                                 following.steps.eq(here.steps + 1)]
+            if s + 1 < stages:
+                m.d.sync += read_stage[s + 1].eq(following)
+            else:
+                leaving = following
+
+        # ---- The seam: recirculate, retire, issue new (row, tree) pairs ------------------
+        issue_buffer = Signal()
+        issue_count = Signal(g.n_trees_bits)
+        issue_base = Signal(g.address_bits)
+        recirculate = leaving.valid & ~leaving.done
+        pending = Array(busy)[issue_buffer] & ~Array(issued)[issue_buffer]
+        issue_trees = Array(trees)[issue_buffer]
+        with m.If(recirculate):
+            m.d.sync += read_stage[0].eq(leaving)
+        with m.Elif(pending & (issue_trees != 0)):
+            m.d.sync += [read_stage[0].eq(0), read_stage[0].valid.eq(1),
+                         read_stage[0].buffer.eq(issue_buffer), read_stage[0].base.eq(issue_base),
+                         issue_count.eq(issue_count + 1),
+                         issue_base.eq(issue_base + g.max_nodes_per_tree)]
+        with m.Else():
+            m.d.sync += read_stage[0].valid.eq(0)
+        with m.If(pending & ((issue_trees == 0) | (~recirculate & (issue_count + 1 == issue_trees)))):
+            m.d.sync += [issue_count.eq(0), issue_base.eq(0), issue_buffer.eq(~issue_buffer)]
+            for b in buffers:
+                with m.If(issue_buffer == b):
+                    m.d.sync += issued[b].eq(1)
+
+        # Retiring: register, read the leaf's class counts, add up.
+        retire_read = Signal(g.context_layout)
+        retire_add = Signal(g.context_layout)
+        m.d.sync += [retire_read.eq(leaving), retire_read.valid.eq(leaving.valid & leaving.done),
+                     retire_add.eq(retire_read)]
+        if g.class_count_sums:
+            m.d.comb += [counts_read.addr.eq(retire_read.base + retire_read.node),
+                         counts_read.en.eq(1)]
+        with m.If(retire_add.valid):
+            for b in buffers:
+                with m.If(retire_add.buffer == b):
+                    m.d.sync += retired[b].eq(retired[b] + 1)
+                    with m.If(retire_add.fault):
+                        m.d.sync += row_error[b].eq(1)
+                    with m.Else():
+                        voted = retire_add.majority_class
+                        new_votes = Array(votes[b])[voted] + 1
+                        for c in range(g.classes):
+                            with m.If(voted == c):
+                                m.d.sync += votes[b][c].eq(new_votes)
+                            if g.class_count_sums:
+                                m.d.sync += sums[b][c].eq(sums[b][c] + counts_read.data[c])
+                        # Votes only grow, so the running argmax (ties: lowest class)
+                        # only changes to the class just voted for.
+                        with m.If((new_votes > best_votes[b]) |
+                                  ((new_votes == best_votes[b]) & (voted < best_class[b]))):
+                            m.d.sync += [best_class[b].eq(voted), best_votes[b].eq(new_votes)]
+
+        # ---- Predictions, in row order ---------------------------------------------------
+        emit_buffer = Signal()
+        output_valid = Signal()
+        output = Signal(g.prediction_layout)
+        m.d.comb += [self.predictions.valid.eq(output_valid), self.predictions.payload.eq(output)]
+        with m.If(self.predictions.ready):
+            m.d.sync += output_valid.eq(0)
+        complete = [busy[b] & issued[b] & (retired[b] == trees[b]) for b in buffers]
+        with m.If((~output_valid | self.predictions.ready) & Array(complete)[emit_buffer]):
+            m.d.sync += [output_valid.eq(1), emit_buffer.eq(~emit_buffer)]
+            for b in buffers:
+                with m.If(emit_buffer == b):
+                    error = row_error[b]
+                    m.d.sync += [
+                        busy[b].eq(0),
+                        output.predicted_class.eq(best_class[b]),
+                        output.votes.eq(Cat(*votes[b])),
+                        output.error.eq(error), output.has_label.eq(has_label[b]),
+                        output.correct.eq(has_label[b] & ~error & (best_class[b] == label[b])),
+                    ]
+                    if g.class_count_sums:
+                        m.d.sync += output.class_count_sums.eq(Cat(*sums[b]))
+
+        # ---- Accuracy counters, flags ----------------------------------------------------
+        with m.If(self.predictions.valid & self.predictions.ready):
+            m.d.sync += [self.rows_seen.eq(self.rows_seen + 1),
+                         self.rows_labelled.eq(self.rows_labelled + output.has_label),
+                         self.rows_correct.eq(self.rows_correct + output.correct)]
+        with m.If(self.clear):
+            m.d.sync += [self.rows_seen.eq(0), self.rows_labelled.eq(0), self.rows_correct.eq(0),
+                         self.bad_node.eq(0), self.bad_row.eq(0), self.bad_feature.eq(0),
+                         self.depth_exceeded.eq(0)]
+        m.d.comb += self.idle.eq(~Cat(*busy).any() & (load_count == 0) & ~load_overflow &
+                                 ~output_valid)
+        return m
