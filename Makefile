@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: all setup verilog sim resources quartus bench accuracy metric test clean distclean
+.PHONY: all setup verilog sim resources fmax quartus bench accuracy metric test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ sim: $(STAMP)
 # Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
 resources: $(STAMP)
 	$(VPY) -m hw.resources --out $(BUILD)/resources --report results/resources.md
+
+# Fmax lower-bound proxy: nextpnr-ecp5 on a Lattice ECP5-85K, a slower family (~5 min).
+fmax: $(STAMP)
+	$(VPY) -m hw.fmax --out $(BUILD)/fmax --report results/fmax.md
 
 # Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
 # build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.
