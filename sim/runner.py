@@ -168,6 +168,7 @@ TESTBENCHES = [
     ("gini_scanner", "sim.tb_gini", {"random_segments": 100}),
     ("partition_unit", "sim.tb_partition", {"random_segments": 40}),
     ("inference_engine", "sim.tb_inference", {"random_trees": 2}),
+    ("processing_element", "sim.tb_pe", {"random_cases": 20}),
 ]
 
 

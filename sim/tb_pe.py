@@ -193,6 +193,7 @@ class PETestbench(StreamTestbench):
         assert np.array_equal(counts, expected.class_counts), f"{label}: class counts differ"
         inbag = int(expected.n_rows[0])
         self.cycle_log.append({"label": label, "cycles": cycles, "n_rows": n_rows, "n_features": n_features,
+                               "n_samples": params.max_samples if params.bootstrap else 0,
                                "inbag": inbag, "depth": int(expected.depth.max()),
                                "nodes": int(expected.n_nodes),
                                "mode": params.feature_sampling, "lanes": self.design["feature_lanes"],
@@ -260,7 +261,8 @@ async def corner_cases_match_model(dut):
         "two rows": (rng.integers(0, 4, (2, F)), [0, 1], dict(max_samples=2)),
         "all codes equal": (np.full((20, F), 3), rng.integers(0, 2, 20), dict(max_samples=20)),
         "one class": (rng.integers(0, 9, (20, F)), np.zeros(20, int), dict(max_samples=20)),
-        "every class": (rng.integers(0, 50, (60, F)), np.arange(60) % tb.classes, dict(max_samples=60)),
+        "every class": (rng.integers(0, 50, (min(60, full), F)), np.arange(min(60, full)) % tb.classes,
+                        dict(max_samples=min(60, full))),
         "maximum weights (every draw on two rows)": (rng.integers(0, 5, (2, F)), [0, 1],
                                                      dict(max_samples=tb.max_samples)),
         "full capacity, no bootstrap": (rng.integers(0, 1 << tb.code_bits, (full, F)),
@@ -268,7 +270,7 @@ async def corner_cases_match_model(dut):
         "min_samples_leaf too large": (rng.integers(0, 9, (10, F)), rng.integers(0, 2, 10),
                                        dict(max_samples=10, min_samples_leaf=6)),
         "thesis: 16 samples, depth 4": (rng.integers(0, 1 << tb.code_bits, (min(150, tb.max_rows), F)),
-                                        rng.integers(0, 3, min(150, tb.max_rows)),
+                                        rng.integers(0, min(3, tb.classes), min(150, tb.max_rows)),
                                         dict(max_samples=16, max_depth=4, feature_sampling="tree")),
         "deepest tree the PE holds": (np.arange(full)[:, None].repeat(F, 1), np.arange(full) % 2,
                                       dict(bootstrap=False, max_depth=tb.max_depth, max_features=F)),

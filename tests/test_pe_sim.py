@@ -1,15 +1,64 @@
-"""The processing element, simulated by cocotb under Verilator, against the golden model."""
+"""The processing element, simulated by cocotb under Verilator, against the golden model.
+
+Each build runs the five cocotb tests of ``sim/tb_pe.py``: random trees (data, parameters,
+seeds, thesis and forest mode), corner cases, bad configurations and inputs, resets and
+restarts in the middle of a tree; the datasets build also trains trees on iris, sonar and
+ctg. Every tree is compared with ``sw.model.train_tree`` node by node.
+"""
 
 import pytest
 
 from hw.pe import ProcessingElement
 from sim.runner import simulate
+from sw.datasets import available
 
-SMALL = {"max_rows": 64, "max_samples": 64, "max_features": 8, "feature_lanes": 4,
-         "code_bits": 8, "classes": 4, "max_depth": 8}
+BUILDS = {
+    # Four lanes, eight features: two lists per lane.
+    "4 lanes": ({"max_rows": 64, "max_samples": 64, "max_features": 8, "feature_lanes": 4,
+                 "code_bits": 8, "classes": 4, "max_depth": 8}, 70, 101),
+    # One lane holds every list; classes not a power of two (labels >= 3 are bad input).
+    "1 lane, 3 classes": ({"max_rows": 48, "max_samples": 80, "max_features": 5, "feature_lanes": 1,
+                           "code_bits": 6, "classes": 3, "max_depth": 10}, 50, 102),
+    # More lanes than some trees have features; few nodes of depth (2^(5+1) - 1 nodes).
+    "8 lanes, depth 5": ({"max_rows": 40, "max_samples": 40, "max_features": 12, "feature_lanes": 8,
+                          "code_bits": 10, "classes": 5, "max_depth": 5}, 50, 103),
+    # Bootstrap smaller than the rows: lists hold at most 24 in-bag rows.
+    "short lists": ({"max_rows": 100, "max_samples": 24, "max_inbag_rows": 24, "max_features": 6,
+                     "feature_lanes": 2, "code_bits": 12, "classes": 2, "max_depth": 12}, 40, 104),
+}
+
+DATASETS_BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
+                  "code_bits": 16, "classes": 4, "max_depth": 40}
 
 
-def test_pe_small_random_trees_match_model():
-    tests, failed = simulate("processing_element", "sim.tb_pe", parameters=SMALL,
-                             testbench={"random_cases": 30}, seed=41)
-    assert failed == 0
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_pe_trains_trees_identical_to_the_model(build):
+    parameters, cases, seed = BUILDS[build]
+    tests, failed = simulate("processing_element", "sim.tb_pe", parameters=parameters,
+                             testbench={"random_cases": cases}, seed=seed)
+    assert (tests, failed) == (5, 0)
+
+
+def test_pe_trains_dataset_trees_identical_to_the_model():
+    names = ["iris", "sonar", "ctg"]
+    missing = [name for name in names if not available(name)]
+    if missing:
+        pytest.skip(f"datasets {missing} not found: set HWFOREST_DATA_DIR to a folder holding them "
+                    f"(e.g. ../shared/datasets), see docs/running.md")
+    tests, failed = simulate("processing_element", "sim.tb_pe", parameters=DATASETS_BUILD,
+                             testcase="datasets_match_model",
+                             testbench={"datasets": names, "dataset_trees": 2}, seed=105)
+    assert (tests, failed) == (1, 0)
+
+
+@pytest.mark.parametrize("arguments, text", [
+    ({"feature_lanes": 3}, "feature_lanes must be a power of two, not 3"),
+    ({"max_features": 4, "feature_lanes": 8}, "feature_lanes must be at most max_features"),
+    ({"classes": 1}, "classes must be between 2 and 64, not 1"),
+    ({"max_inbag_rows": 300, "max_rows": 256}, "max_inbag_rows must be between 1 and 256, not 300"),
+    ({"max_depth": 0}, "max_depth must be between 1 and 255, not 0"),
+    ({"code_bits": 25}, "code_bits must be between 1 and 24, not 25"),
+])
+def test_bad_parameters_are_refused(arguments, text):
+    with pytest.raises(ValueError, match=text):
+        ProcessingElement(**arguments)

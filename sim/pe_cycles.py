@@ -1,0 +1,88 @@
+"""Cycles per tree of the processing element, simulated without stalls, against the cycle model.
+
+``python -m sim.pe_cycles [--trees N] [--datasets iris sonar ctg] [--out results/pe_cycles.md]``
+
+Trains trees on real datasets in the Verilator simulation of the PE (every tree also
+checked against the golden model by the testbench), with no idle or stall cycle on any
+stream and the lists served as soon as they are requested, and writes a table of the
+measured cycles beside the analytical model of ``docs/gateware.md``:
+
+    model = start-up + 3 * inbag * depth * ceil(features / lanes)
+    start-up = n_rows (weights cleared) + n_samples (draws) + lists * n_rows (lists filtered)
+
+where ``lists`` is the number of features whose lists are filled (1 in thesis mode).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from sim.runner import PROJECT_ROOT, simulate
+
+__all__ = ["BUILD", "cycle_model", "measure", "main"]
+
+#: The PE the measurements are taken on (the datasets build of tests/test_pe_sim.py).
+BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
+         "code_bits": 16, "classes": 4, "max_depth": 40}
+
+
+def cycle_model(record, lanes):
+    """The analytical cycle count of one tree (``record`` from the testbench's report)."""
+    n_rows, inbag, depth = record["n_rows"], record["inbag"], max(1, record["depth"])
+    features = 1 if record["mode"] == "tree" else record["n_features"]
+    start_up = n_rows + record.get("n_samples", n_rows) + record["lists"] * n_rows
+    return start_up + 3 * inbag * depth * -(-features // lanes)
+
+
+def measure(datasets, trees, build=BUILD):
+    """Simulate ``trees`` trees per dataset and mode; return the testbench's records."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "cycles.json")
+        simulate("processing_element", "sim.tb_pe", parameters=build, testcase="datasets_match_model",
+                 testbench={"datasets": list(datasets), "dataset_trees": 2 * trees, "report": report,
+                            "idle_probability": 0.0, "stall_probability": 0.0}, seed=1)
+        with open(report) as file:
+            return json.load(file)
+
+
+def table(records, lanes):
+    lines = ["| dataset | mode | rows | in-bag | depth | nodes | cycles (simulated) | model | ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    groups = {}
+    for record in records:
+        name = record["label"].split(" tree ")[0]
+        groups.setdefault((name, record["mode"]), []).append(record)
+    for (name, mode), group in groups.items():
+        cycles = statistics.mean(r["cycles"] for r in group)
+        model = statistics.mean(cycle_model(r, lanes) for r in group)
+        lines.append(f"| {name} | {'thesis' if mode == 'tree' else 'forest'} | {group[0]['n_rows']} "
+                     f"| {statistics.mean(r['inbag'] for r in group):.0f} "
+                     f"| {statistics.mean(r['depth'] for r in group):.1f} "
+                     f"| {statistics.mean(r['nodes'] for r in group):.0f} | {cycles:,.0f} "
+                     f"| {model:,.0f} | {cycles / model:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["iris", "sonar", "ctg"])
+    parser.add_argument("--trees", type=int, default=3, help="trees per dataset and mode")
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_cycles.md"))
+    arguments = parser.parse_args(argv)
+    records = measure(arguments.datasets, arguments.trees)
+    text = table(records, BUILD["feature_lanes"])
+    build = ", ".join(f"{key}={value}" for key, value in BUILD.items())
+    out = Path(arguments.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"# PE cycles per tree (Verilator, no stalls)\n\nBuild: {build}\n\n{text}\n")
+    print(text)
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
