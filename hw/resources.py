@@ -289,7 +289,8 @@ def main(argv=None):
                              f"{', '.join(PE_DESIGNS)} that exists; while none does, the sum "
                              f"of {', '.join(PE_BLOCKS)})")
     parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
-                        help="change a design's parameter (repeatable), e.g. forest_top.pes=4")
+                        help="change a design's parameter (repeatable), e.g. "
+                             "forest_trainer.pe_count=4")
     parser.add_argument("designs", nargs="*", metavar="DESIGN", help="default: all designs")
     arguments = parser.parse_args(argv)
     unknown = sorted(set(arguments.designs) - set(DESIGNS))

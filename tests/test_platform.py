@@ -25,6 +25,8 @@ SMALL = {
     "processing_element": {"max_rows": 64, "max_samples": 64, "max_features": 4,
                            "feature_lanes": 2},
     "inference_engine": {"max_trees": 4, "max_nodes_per_tree": 7, "max_features": 8},
+    "forest_trainer": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "max_features": 4,
+                       "feature_lanes": 2},
 }
 
 
@@ -190,7 +192,12 @@ def test_default_top_is_the_biggest_system():
     assert default_blocks(blocks) == ["gini_scanner", "radix_sorter", "tree_random"]
     assert default_blocks({**blocks, "processing_element": None}) == [
         "processing_element", "radix_sorter"]
-    assert default_blocks({**blocks, "processing_element": None, "forest_top": None}) == [
+    blocks["inference_engine"] = None
+    assert default_blocks({**blocks, "processing_element": None}) == [
+        "processing_element", "radix_sorter", "inference_engine"]
+    assert default_blocks({**blocks, "processing_element": None, "forest_trainer": None}) == [
+        "forest_trainer", "inference_engine"]
+    assert default_blocks({**blocks, "forest_trainer": None, "forest_top": None}) == [
         "forest_top"]
     top = DemoTop()
     top._MustUse__silence = True  # only its choice of blocks is looked at
