@@ -35,7 +35,7 @@ from amaranth.back import rtlil
 
 from hw.elaborate import DESIGNS
 
-__all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "synthesise", "place_and_route", "fmax", "report",
+__all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "synthesise", "place_and_route", "fmax", "report",
            "main"]
 
 _BIN = Path(sys.executable).parent
@@ -49,6 +49,13 @@ ECP5_85K = {"TRELLIS_COMB": 83640, "TRELLIS_FF": 83640, "DP16KD": 208, "MULT18X1
 SMALLER_FOR_ECP5 = {
     "inference_engine": {"max_trees": 64},
     "processing_element": {"max_rows": 128, "max_samples": 128},
+}
+
+#: Parameters used by default (no ``--set`` for the design) to keep one place and route
+#: within a few minutes; the report notes them. The forest trainer's PEs are identical, so
+#: one PE shows the same paths as several (apart from the controller's fan-out).
+FMAX_PARAMETERS = {
+    "forest_trainer": {"pe_count": 1},
 }
 
 #: Top-level module name of every probe.
@@ -153,10 +160,14 @@ def fmax(base, out_dir, parameters=None, *, speed=8, frequency=100, seed=1):
     """Synthesise, place and route design ``base``; return a result dict (see :func:`report`)."""
     out_dir = Path(out_dir) / base
     started = time.monotonic()
-    netlist, cells, used = synthesise(base, out_dir, parameters)
     note = ""
+    if not parameters and base in FMAX_PARAMETERS:
+        parameters = FMAX_PARAMETERS[base]
+        note = ("run with " + ", ".join(f"{k}={v}" for k, v in parameters.items())
+                + " to keep the run short")
+    netlist, cells, used = synthesise(base, out_dir, parameters)
     overflow = _overflow(cells)
-    if overflow and base in SMALLER_FOR_ECP5 and not parameters:
+    if overflow and base in SMALLER_FOR_ECP5 and not note and not parameters:
         note = (f"defaults too big for ECP5-85K ({_describe(overflow)}); run with "
                 + ", ".join(f"{k}={v}" for k, v in SMALLER_FOR_ECP5[base].items()))
         netlist, cells, used = synthesise(base, out_dir, SMALLER_FOR_ECP5[base])

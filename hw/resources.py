@@ -32,6 +32,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from amaranth.back import rtlil
@@ -303,7 +304,10 @@ def main(argv=None):
     rows = []
     for base in arguments.designs or sorted(DESIGNS):
         print(f"synthesising {base} (Yosys synth_intel_alm, Cyclone V proxy)...", flush=True)
+        started = time.monotonic()
         rows.append(estimate(base, arguments.out, overrides.get(base)))
+        rows[-1]["seconds"] = round(time.monotonic() - started, 1)
+        print(f"{base}: {rows[-1]['seconds']} s", flush=True)
     text = report(rows, arguments.pe)
     path = Path(arguments.report)
     path.parent.mkdir(parents=True, exist_ok=True)
