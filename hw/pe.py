@@ -277,6 +277,7 @@ class ProcessingElement(wiring.Component):
         lists_needed = Signal(_bits(self.max_features))
         lists_requested = Signal.like(lists_needed)
         lists_filled = Signal.like(lists_needed)
+        lists_received = Signal.like(lists_needed)     # presorted lists taken up to their last row
         fill_position = Signal(self.position_bits)
         input_position = Signal(self.row_bits + 1)
         clear_index = Signal(_bits(self.max_features))
@@ -462,7 +463,8 @@ class ProcessingElement(wiring.Component):
             with m.State("Draw the bootstrap"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(inbag.weights_ready):
-                    m.d.sync += [lists_requested.eq(0), lists_filled.eq(0), fill_position.eq(0),
+                    m.d.sync += [lists_requested.eq(0), lists_filled.eq(0), lists_received.eq(0),
+                                 fill_position.eq(0),
                                  input_position.eq(0), clear_index.eq(0), root_counts.eq(0),
                                  draw_asked.eq(0)]
                     with m.If(thesis):
@@ -499,6 +501,8 @@ class ProcessingElement(wiring.Component):
                 with m.If(self.presorted.valid & self.presorted.ready):
                     at_end = input_position == n_rows - 1
                     m.d.sync += input_position.eq(Mux(at_end, 0, input_position + 1))
+                    with m.If(at_end):
+                        m.d.sync += lists_received.eq(lists_received + 1)
                     bad_label = (self.presorted.p.label >= classes) if classes < (1 << self.label_bits) else Const(0)
                     m.d.comb += input_bad.eq((self.presorted.p.last != at_end) | bad_label)
                 # The permutation memory of the feature draws is cleared on the way.
@@ -517,7 +521,10 @@ class ProcessingElement(wiring.Component):
                         m.d.sync += [lists_filled.eq(lists_filled + 1), fill_position.eq(0)]
                 with m.If(input_bad):
                     abort(self.bad_input)
-                with m.Elif((lists_filled == lists_needed) & (clear_index >= n_features)):
+                # Done when every in-bag list is written and every presorted list was taken
+                # to its end (rows of weight 0 may follow the last in-bag row).
+                with m.Elif((lists_filled == lists_needed) & (lists_received == lists_needed) &
+                            (clear_index >= n_features)):
                     m.next = "Write the root"
                 on_start()
 

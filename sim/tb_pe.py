@@ -174,6 +174,8 @@ class PETestbench(StreamTestbench):
                  for name in ("bad_config", "bad_input", "node_overflow", "depth_overflow", "done")}
         cycles = int(self.dut.cycles.value)
         await RisingEdge(self.dut.clk)
+        # Every list the PE asked for must have been taken whole (nothing left for the next tree).
+        assert self.presorted.idle, f"{label}: {len(self.presorted.queue)} presorted entries were left unread"
         if overflow:
             assert flags["depth_overflow"] == 1 and flags["done"] == 0, f"{label}: expected depth_overflow, got {flags}"
             return None

@@ -1,0 +1,350 @@
+"""Forest trainer: dataset banks, one presort per dataset, tree jobs dispatched to P PEs.
+
+Reference: ``sw.model.train_forest``. The trained forest is the same for any number of
+processing elements because tree ``t`` depends only on (data, configuration, seed, t)
+(``docs/algorithm.md`` section 3).
+
+Data path:
+
+1. **Dataset banks.** The host streams the training set row by row on ``dataset``
+   (``n_features`` beats per row: the codes of features 0, 1, ...; the row's label on
+   every beat, taken from its first; ``last`` on the final beat of the final row). Codes
+   go to a bank addressed ``{feature, row}`` (thesis section 4.2), labels to a label bank.
+   More rows or features than built for, or a row cut short, raise ``dataset_error``;
+   nothing is written past the banks.
+2. **Presort** (on ``start``): every feature's codes stream through one
+   :class:`hw.sorter.RadixSorter`; the sorted (row, code) pairs get their label and are
+   written to the presorted bank at ``feature * max_rows + position``. Once per dataset.
+3. **Training.** Tree jobs ``0 .. n_trees - 1`` go to whichever PE is free, lowest PE
+   first. Each PE has a list server that answers its list requests from the presorted
+   bank (one read port per PE), and the PEs' node streams are merged tree by tree onto
+   ``nodes`` (each node tagged with its tree index).
+"""
+
+from amaranth.hdl import Cat, Module, Mux, ResetInserter, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+from hw.pe import ProcessingElement
+from hw.sorter import RadixSorter
+
+__all__ = ["ForestTrainer", "dataset_layout", "forest_node_layout"]
+
+
+def dataset_layout(code_bits, label_bits):
+    """One beat of the dataset stream: a code, the row's label, ``last`` on the final beat."""
+    return data.StructLayout({"code": code_bits, "label": label_bits, "last": 1})
+
+
+def forest_node_layout(tree_bits, node_layout):
+    """A node of the trained forest: the tree it belongs to and the PE's node record."""
+    return data.StructLayout({"tree": tree_bits, "node": node_layout})
+
+
+def _bits(maximum):
+    return max(1, int(maximum).bit_length())
+
+
+class ForestTrainer(wiring.Component):
+    """Trains ``n_trees`` trees on ``pe_count`` processing elements (see the module docstring).
+
+    Parameters
+    ----------
+    pe_count : int
+        Processing elements working in parallel (1 to 64).
+    max_trees : int
+        Most trees per forest (1 to 2**16).
+    radix_bits : int
+        Digit width of the presorting radix sorter (1 to 12).
+    **pe_parameters
+        Parameters of :class:`hw.pe.ProcessingElement` (all PEs are the same).
+
+    Members
+    -------
+    seed, n_rows, n_features, n_trees, n_samples, bootstrap, features_per_node,
+    one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
+        The forest's configuration, sampled on ``start``.
+    dataset : In(stream.Signature(dataset_layout(...)))
+        The training set, row by row (``n_features`` beats per row, ``n_features`` held
+        while it streams), accepted while not busy.
+    start : In(1)
+        Presort the dataset and train the forest.
+    nodes : Out(stream.Signature(forest_node_layout(...)))
+        The trees, each tree's nodes together and in order, trees in the order they finish.
+    busy, done : Out(1)
+    bad_config, dataset_error, start_while_busy, tree_error : Out(1)
+        Sticky: a configuration out of range or a start without a loaded dataset of that
+        size (nothing started; cleared by the next good start), a malformed dataset stream
+        (cleared by the next dataset), a start while busy (ignored; cleared by the next
+        accepted start), a PE stopped on an error (``tree_error``; training stopped).
+    cycles, sort_cycles : Out(32)
+        Cycles from ``start`` to the end of the forest, and of the presort alone.
+    trees_done : Out(16)
+    """
+
+    def __init__(self, *, pe_count=2, max_trees=1024, radix_bits=8, **pe_parameters):
+        try:
+            check_integer("pe_count", pe_count, 1, 64)
+            check_integer("max_trees", max_trees, 1, 1 << 16)
+            check_integer("radix_bits", radix_bits, 1, 12)
+            pe_parameters.setdefault("tree_index_bits", _bits(max_trees - 1))
+            if (1 << pe_parameters["tree_index_bits"]) < max_trees:
+                raise ValueError(f"tree_index_bits ({pe_parameters['tree_index_bits']}) cannot "
+                                 f"number {max_trees} trees")
+            self._prototype = ProcessingElement(**pe_parameters)
+            self._prototype._MustUse__silence = True
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.pe_count = pe_count
+        self.max_trees = max_trees
+        self.radix_bits = radix_bits
+        self.pe_parameters = pe_parameters
+        pe = self._prototype
+        self.max_rows, self.max_features = pe.max_rows, pe.max_features
+        self.code_bits, self.classes = pe.code_bits, pe.classes
+        self.row_bits, self.label_bits = pe.row_bits, pe.label_bits
+        self.tree_bits = _bits(max_trees - 1)
+        super().__init__({
+            "seed": In(32),
+            "n_rows": In(pe.row_bits + 1),
+            "n_features": In(_bits(pe.max_features)),
+            "n_trees": In(_bits(max_trees)),
+            "n_samples": In(pe.weight_bits),
+            "bootstrap": In(1),
+            "features_per_node": In(_bits(pe.max_features)),
+            "one_feature_per_tree": In(1),
+            "depth_limited": In(1),
+            "depth_limit": In(pe.depth_bits),
+            "min_samples_split": In(pe.row_bits + 2),
+            "min_samples_leaf": In(pe.row_bits + 1),
+            "dataset": In(stream.Signature(dataset_layout(pe.code_bits, pe.label_bits))),
+            "start": In(1),
+            "nodes": Out(stream.Signature(forest_node_layout(self.tree_bits, pe.node_layout))),
+            "busy": Out(1),
+            "done": Out(1),
+            "bad_config": Out(1),
+            "dataset_error": Out(1),
+            "start_while_busy": Out(1),
+            "tree_error": Out(1),
+            "cycles": Out(32),
+            "sort_cycles": Out(32),
+            "trees_done": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        max_rows, max_features = self.max_rows, self.max_features
+        code_bits, label_bits, row_bits = self.code_bits, self.label_bits, self.row_bits
+        pes = []
+        for index in range(self.pe_count):
+            pe = ProcessingElement(**self.pe_parameters)
+            m.submodules[f"pe{index}"] = pe
+            pes.append(pe)
+
+        # ------------------------------------------------------------ banks
+        m.submodules.codes = codes = Memory(shape=code_bits, depth=max_features * max_rows, init=[])
+        code_write = codes.write_port()
+        code_read = codes.read_port()
+        m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
+        label_write = labels.write_port()
+        label_read = labels.read_port()
+        entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
+        m.submodules.presorted = presorted = Memory(shape=entry, depth=max_features * max_rows, init=[])
+        presorted_write = presorted.write_port()
+        presorted_reads = [presorted.read_port() for _ in pes]
+
+        # ------------------------------------------------------------ configuration
+        n_rows = Signal.like(self.n_rows)
+        n_features = Signal.like(self.n_features)
+        n_trees = Signal.like(self.n_trees)
+        loaded_rows = Signal(row_bits + 2)
+        loaded_features = Signal.like(self.n_features)
+        load_row = Signal(row_bits + 2)
+        load_feature = Signal.like(self.n_features)
+        cycles = Signal(32)
+        m.d.comb += self.cycles.eq(cycles)
+        with m.If(self.busy):
+            m.d.sync += cycles.eq(cycles + 1)
+        for pe in pes:
+            m.d.comb += [
+                pe.seed.eq(self.seed), pe.n_rows.eq(n_rows), pe.n_features.eq(n_features),
+                pe.n_samples.eq(self.n_samples), pe.bootstrap.eq(self.bootstrap),
+                pe.features_per_node.eq(self.features_per_node),
+                pe.one_feature_per_tree.eq(self.one_feature_per_tree),
+                pe.depth_limited.eq(self.depth_limited), pe.depth_limit.eq(self.depth_limit),
+                pe.min_samples_split.eq(self.min_samples_split),
+                pe.min_samples_leaf.eq(self.min_samples_leaf),
+            ]
+
+        # ------------------------------------------------------------ dataset stream
+        # Row by row, n_features beats per row (the configuration input, held while the
+        # dataset streams in); start checks that n_rows and n_features match what came.
+        with m.If(~self.busy):
+            m.d.comb += self.dataset.ready.eq(1)
+            with m.If(self.dataset.valid):
+                beat = self.dataset.p
+                with m.If((load_row == 0) & (load_feature == 0)):
+                    m.d.sync += [self.dataset_error.eq(0), loaded_rows.eq(0), loaded_features.eq(0)]
+                in_range = ((load_row < max_rows) & (load_feature < max_features) &
+                            (self.n_features != 0) & (self.n_features <= max_features))
+                with m.If(in_range):
+                    m.d.comb += [code_write.addr.eq(load_feature * max_rows + load_row),
+                                 code_write.data.eq(beat.code), code_write.en.eq(1)]
+                    with m.If(load_feature == 0):
+                        m.d.comb += [label_write.addr.eq(load_row), label_write.data.eq(beat.label),
+                                     label_write.en.eq(1)]
+                with m.Else():
+                    m.d.sync += self.dataset_error.eq(1)
+                row_end = load_feature + 1 >= self.n_features
+                with m.If(beat.last):
+                    with m.If(~row_end):
+                        m.d.sync += self.dataset_error.eq(1)          # the last row cut short
+                    m.d.sync += [loaded_rows.eq(load_row + 1), loaded_features.eq(self.n_features),
+                                 load_row.eq(0), load_feature.eq(0)]
+                with m.Elif(row_end):
+                    m.d.sync += [load_row.eq(load_row + 1), load_feature.eq(0)]
+                with m.Else():
+                    m.d.sync += load_feature.eq(load_feature + 1)
+
+        # ------------------------------------------------------------ presort
+        sorter = RadixSorter(max_rows=max_rows, code_bits=code_bits, radix_bits=self.radix_bits)
+        m.submodules.sorter = ResetInserter(self.start & ~self.busy)(sorter)
+        sort_feature = Signal.like(self.n_features)
+        feed_row = Signal(row_bits + 2)
+        feed_staged = Signal()
+        feed_last = Signal()
+        out_position = Signal(row_bits + 2)
+        out_feature = Signal.like(self.n_features)
+        pending = Signal()
+        pending_row = Signal(row_bits)
+        pending_code = Signal(code_bits)
+        pending_address = Signal(range(max_features * max_rows + 1))
+        m.d.sync += pending.eq(0)
+
+        # ------------------------------------------------------------ list servers
+        serve_address, serve_remaining, serve_staged, serve_last = [], [], [], []
+        for index, (pe, port) in enumerate(zip(pes, presorted_reads)):
+            address = Signal(range(max_features * max_rows + 1), name=f"serve{index}_address")
+            remaining = Signal(row_bits + 2, name=f"serve{index}_remaining")
+            staged = Signal(name=f"serve{index}_staged")
+            last = Signal(name=f"serve{index}_last")
+            advance = ~staged | pe.presorted.ready
+            m.d.comb += [
+                port.addr.eq(address), port.en.eq(advance),
+                pe.presorted.valid.eq(staged), pe.presorted.p.row.eq(port.data.row),
+                pe.presorted.p.code.eq(port.data.code), pe.presorted.p.label.eq(port.data.label),
+                pe.presorted.p.last.eq(last),
+            ]
+            with m.If(advance):
+                m.d.sync += [staged.eq(remaining != 0), last.eq(remaining == 1)]
+                with m.If(remaining != 0):
+                    m.d.sync += [address.eq(address + 1), remaining.eq(remaining - 1)]
+            # A new request is taken once the previous list has gone out.
+            with m.If((remaining == 0) & ~(staged & ~(last & pe.presorted.ready))):
+                m.d.comb += pe.list_requests.ready.eq(1)
+                with m.If(pe.list_requests.valid):
+                    m.d.sync += [address.eq(pe.list_requests.p.feature * max_rows),
+                                 remaining.eq(n_rows)]
+
+        # ------------------------------------------------------------ dispatcher and merger
+        next_tree = Signal(self.tree_bits + 1)
+        trees_done = Signal(16)
+        m.d.comb += self.trees_done.eq(trees_done)
+        assigned = Signal(self.pe_count)
+        pe_tree = [Signal(self.tree_bits, name=f"pe{index}_tree") for index in range(self.pe_count)]
+        for index, pe in enumerate(pes):
+            m.d.comb += pe.tree_index.eq(pe_tree[index])
+        owner = Signal(range(self.pe_count))
+        locked = Signal()
+        pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.bad_config)
+                        for pe in pes).any()
+
+        with m.FSM(init="Idle"):
+            with m.State("Idle"):
+                with m.If(self.start):
+                    config_bad = ((self.n_rows == 0) | (self.n_rows != loaded_rows) |
+                                  (self.n_features == 0) | (self.n_features != loaded_features) |
+                                  (self.n_trees == 0) | (self.n_trees > self.max_trees) |
+                                  self.dataset_error)
+                    m.d.sync += [self.bad_config.eq(config_bad), self.start_while_busy.eq(0),
+                                 self.tree_error.eq(0), self.done.eq(0)]
+                    with m.If(~config_bad):
+                        m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
+                                     n_trees.eq(self.n_trees), cycles.eq(0), sort_feature.eq(0),
+                                     feed_row.eq(0), out_position.eq(0), out_feature.eq(0),
+                                     next_tree.eq(0), trees_done.eq(0), assigned.eq(0),
+                                     locked.eq(0)]
+                        m.next = "Presort"
+
+            with m.State("Presort"):
+                m.d.comb += self.busy.eq(1)
+                m.d.sync += self.sort_cycles.eq(cycles + 1)
+                # Feed: codes[sort_feature][0 .. n_rows) through the sorter, one per cycle.
+                feed_advance = ~feed_staged | sorter.codes.ready
+                m.d.comb += [code_read.addr.eq(sort_feature * max_rows + feed_row),
+                             code_read.en.eq(feed_advance),
+                             sorter.codes.valid.eq(feed_staged), sorter.codes.p.code.eq(code_read.data),
+                             sorter.codes.p.last.eq(feed_last)]
+                feeding = (feed_row < n_rows) & (sort_feature < n_features)
+                with m.If(feed_advance):
+                    m.d.sync += [feed_staged.eq(feeding), feed_last.eq(feed_row == n_rows - 1)]
+                    with m.If(feeding):
+                        with m.If(feed_row == n_rows - 1):
+                            m.d.sync += [feed_row.eq(0), sort_feature.eq(sort_feature + 1)]
+                        with m.Else():
+                            m.d.sync += feed_row.eq(feed_row + 1)
+                # Sorted rows: read the label, then write (row, code, label).
+                m.d.comb += [sorter.sorted.ready.eq(1), label_read.addr.eq(sorter.sorted.p.row)]
+                with m.If(sorter.sorted.valid):
+                    m.d.sync += [pending.eq(1), pending_row.eq(sorter.sorted.p.row),
+                                 pending_code.eq(sorter.sorted.p.code),
+                                 pending_address.eq(out_feature * max_rows + out_position)]
+                    with m.If(sorter.sorted.p.last):
+                        m.d.sync += [out_position.eq(0), out_feature.eq(out_feature + 1)]
+                    with m.Else():
+                        m.d.sync += out_position.eq(out_position + 1)
+                with m.If(pending):
+                    m.d.comb += [presorted_write.addr.eq(pending_address), presorted_write.en.eq(1),
+                                 presorted_write.data.row.eq(pending_row),
+                                 presorted_write.data.code.eq(pending_code),
+                                 presorted_write.data.label.eq(label_read.data)]
+                with m.If((out_feature == n_features) & ~pending):
+                    m.next = "Train"
+
+            with m.State("Train"):
+                m.d.comb += self.busy.eq(1)
+                # Dispatch: the lowest free PE takes the next tree.
+                with m.If(next_tree < n_trees):
+                    for index in range(self.pe_count):
+                        with (m.If if index == 0 else m.Elif)(~assigned[index]):
+                            m.d.comb += pes[index].start.eq(1)
+                            m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
+                                         next_tree.eq(next_tree + 1)]
+                # Merge: one PE's tree at a time onto the output.
+                with m.If(~locked):
+                    for index in reversed(range(self.pe_count)):
+                        with m.If(pes[index].nodes.valid):
+                            m.d.sync += [owner.eq(index), locked.eq(1)]
+                with m.Else():
+                    for index, pe in enumerate(pes):
+                        with m.If(owner == index):
+                            m.d.comb += [self.nodes.valid.eq(pe.nodes.valid),
+                                         self.nodes.p.tree.eq(pe_tree[index]),
+                                         self.nodes.p.node.eq(pe.nodes.p),
+                                         pe.nodes.ready.eq(self.nodes.ready)]
+                            with m.If(pe.nodes.valid & self.nodes.ready & pe.nodes.p.last):
+                                m.d.sync += [locked.eq(0), assigned[index].eq(0),
+                                             trees_done.eq(trees_done + 1)]
+                with m.If(pe_failed):
+                    m.d.sync += self.tree_error.eq(1)
+                    m.next = "Idle"
+                with m.Elif(trees_done == n_trees):
+                    m.d.sync += self.done.eq(1)
+                    m.next = "Idle"
+
+        with m.If(self.start & self.busy):
+            m.d.sync += self.start_while_busy.eq(1)
+        return m

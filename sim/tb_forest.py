@@ -1,0 +1,290 @@
+"""cocotb testbench of ``hw.forest.ForestTrainer`` against ``sw.model.train_forest``.
+
+Whole forests are trained in the simulated trainer (dataset streamed in, presorted by the
+hardware sorter, trees dispatched to the PEs) and compared tree by tree, node by node,
+with the golden model. Settings: ``random_forests``, ``datasets``, ``trees``,
+``idle_probability``, ``stall_probability``, ``report`` (JSON file for cycle counts).
+"""
+
+import json
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
+from hw.forest import dataset_layout, forest_node_layout
+from hw.pe import node_layout
+from sim.streams import unpack
+from sim.testbench import StreamTestbench
+from sw.model import TrainingParameters, train_forest
+
+FIELDS = ("feature", "threshold_code", "left_child", "right_child", "majority_class",
+          "n_samples", "n_rows", "depth")
+
+
+def _bits(maximum):
+    return max(1, int(maximum).bit_length())
+
+
+class ForestTestbench(StreamTestbench):
+    def __init__(self, dut):
+        super().__init__(dut)
+        d = self.design
+        self.max_rows, self.max_samples = d["max_rows"], d["max_samples"]
+        self.max_inbag_rows = d.get("max_inbag_rows") or self.max_rows
+        self.max_features, self.classes = d["max_features"], d["classes"]
+        self.code_bits, self.max_depth = d["code_bits"], d["max_depth"]
+        self.max_trees = d["max_trees"]
+        self.max_nodes = d.get("max_nodes") or min(2 * self.max_inbag_rows - 1, (1 << (self.max_depth + 1)) - 1)
+        self.label_bits = max(1, (self.classes - 1).bit_length())
+        self.count_bits = _bits(max(self.max_samples, self.max_inbag_rows))
+        self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits))
+        pe_nodes = node_layout(
+            node_bits=max(1, (self.max_nodes - 1).bit_length()),
+            feature_bits=max(1, (self.max_features - 1).bit_length()), code_bits=self.code_bits,
+            classes=self.classes, count_bits=self.count_bits, position_bits=_bits(self.max_inbag_rows),
+            depth_bits=_bits(self.max_depth))
+        self.node_fields = pe_nodes
+        self.nodes = self.sink("nodes", forest_node_layout(_bits(self.max_trees - 1), pe_nodes))
+        self.cycle_log = []
+
+    async def load(self, codes, labels):
+        """Stream the dataset in, row by row, and wait until it is taken."""
+        n_rows, n_features = codes.shape
+        self.dut.n_features.value = n_features
+        for row in range(n_rows):
+            for feature in range(n_features):
+                self.dataset.send({"code": int(codes[row, feature]), "label": int(labels[row]),
+                                   "last": int(row == n_rows - 1 and feature == n_features - 1)})
+        while not self.dataset.idle:
+            await RisingEdge(self.dut.clk)
+        await ClockCycles(self.dut.clk, 2)
+
+    def configure(self, n_rows, n_features, n_trees, params, seed):
+        dut = self.dut
+        dut.seed.value = seed
+        dut.n_rows.value = n_rows
+        dut.n_features.value = n_features
+        dut.n_trees.value = n_trees
+        dut.n_samples.value = params.max_samples if params.bootstrap else 1
+        dut.bootstrap.value = int(params.bootstrap)
+        dut.features_per_node.value = min(params.max_features, (1 << len(dut.features_per_node)) - 1)
+        dut.one_feature_per_tree.value = int(params.feature_sampling == "tree")
+        dut.depth_limited.value = int(params.max_depth is not None)
+        dut.depth_limit.value = params.max_depth or 0
+        dut.min_samples_split.value = params.min_samples_split
+        dut.min_samples_leaf.value = params.min_samples_leaf
+
+    async def pulse_start(self):
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.start.value = 0
+
+    async def wait_until_finished(self, budget, label):
+        waited = 0
+        while waited < budget:
+            await ClockCycles(self.dut.clk, 32)
+            waited += 32
+            await ReadOnly()
+            if int(self.dut.done.value) or int(self.dut.tree_error.value) or int(self.dut.bad_config.value):
+                await RisingEdge(self.dut.clk)
+                return
+        raise AssertionError(f"{label}: the forest did not finish within {budget} cycles")
+
+    def trees_from_nodes(self, n_classes):
+        """Group the output by tree; check each tree's nodes are together and in order."""
+        mask = (1 << self.count_bits) - 1
+        trees = {}
+        current = None
+        for beat in self.nodes.received:
+            tree = beat["tree"]
+            node = unpack(self.node_fields, beat["node"])
+            if current is None or current != tree:
+                assert tree not in trees, f"tree {tree}'s nodes are not together"
+                trees[tree] = []
+                current = tree
+            trees[tree].append(node)
+            if node["last"]:
+                current = None
+        result = {}
+        for tree, nodes in trees.items():
+            arrays = {field: [] for field in FIELDS}
+            counts = []
+            for index, node in enumerate(nodes):
+                assert node["index"] == index, f"tree {tree}: node {index} came out as {node['index']}"
+                leaf = node["leaf"]
+                arrays["feature"].append(-1 if leaf else node["feature"])
+                arrays["threshold_code"].append(-1 if leaf else node["threshold"])
+                arrays["left_child"].append(-1 if leaf else node["left_child"])
+                arrays["right_child"].append(-1 if leaf else node["right_child"])
+                arrays["majority_class"].append(node["majority"])
+                for name in ("n_samples", "n_rows", "depth"):
+                    arrays[name].append(node[name])
+                all_counts = [(node["class_counts"] >> (c * self.count_bits)) & mask for c in range(self.classes)]
+                assert not any(all_counts[n_classes:]), f"tree {tree} node {index}: counts of absent classes"
+                counts.append(all_counts[:n_classes])
+            result[tree] = (arrays, np.array(counts, dtype=np.int64).reshape(len(nodes), n_classes))
+        return result
+
+    async def check_forest(self, codes, labels, params, seed, n_trees, label):
+        codes = np.asarray(codes, dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
+        n_rows, n_features = codes.shape
+        self.nodes.clear()
+        await self.load(codes, labels)
+        self.configure(n_rows, n_features, n_trees, params, seed)
+        expected = train_forest(codes, labels, params, seed, n_trees)
+        depth = max(int(tree.depth.max()) for tree in expected)
+        lists = 1 if params.feature_sampling == "tree" else n_features
+        per_tree = 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
+            -(-n_features // self.design["feature_lanes"]) + 3)
+        budget = 20 * n_features * n_rows + 5000 + per_tree * n_trees
+        await self.pulse_start()
+        await self.wait_until_finished(budget, label)
+        await ReadOnly()
+        flags = {name: int(getattr(self.dut, name).value)
+                 for name in ("done", "bad_config", "dataset_error", "tree_error", "start_while_busy")}
+        cycles, sort_cycles = int(self.dut.cycles.value), int(self.dut.sort_cycles.value)
+        await RisingEdge(self.dut.clk)
+        assert flags == {"done": 1, "bad_config": 0, "dataset_error": 0, "tree_error": 0,
+                         "start_while_busy": 0}, f"{label}: flags {flags}"
+        trees = self.trees_from_nodes(params.n_classes)
+        assert sorted(trees) == list(range(n_trees)), f"{label}: trees {sorted(trees)} came out"
+        for index, tree in enumerate(expected):
+            arrays, counts = trees[index]
+            for field in FIELDS:
+                got = np.array(arrays[field], dtype=np.int64)
+                want = getattr(tree, field)
+                assert np.array_equal(got, want), \
+                    f"{label}: tree {index} {field} differs: got {got[:12].tolist()}, model {want[:12].tolist()}"
+            assert np.array_equal(counts, tree.class_counts), f"{label}: tree {index} class counts differ"
+        self.cycle_log.append({"label": label, "cycles": cycles, "sort_cycles": sort_cycles,
+                               "n_trees": n_trees, "pe_count": self.design["pe_count"],
+                               "n_rows": n_rows, "n_features": n_features})
+        return cycles
+
+    def random_forest(self):
+        rng = self.rng
+        n_rows = rng.randint(2, self.max_rows)
+        n_features = rng.randint(1, self.max_features)
+        n_classes = rng.randint(2, self.classes)
+        top = rng.choice([3, 15, (1 << self.code_bits) - 1])
+        codes = np.array([[rng.randint(0, top) for _ in range(n_features)] for _ in range(n_rows)])
+        labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)])
+        thesis = rng.random() < 0.3
+        max_samples = min(16 if thesis else n_rows, self.max_samples, self.max_inbag_rows)
+        params = TrainingParameters(
+            n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 3, self.max_depth]),
+            max_samples=max_samples, max_features=max(1, int(n_features ** 0.5)),
+            feature_sampling="tree" if thesis else "node",
+            min_samples_split=rng.choice([2, 3]), min_samples_leaf=rng.choice([1, 2]))
+        return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(6, self.max_trees))
+
+
+def write_report(tb):
+    path = tb.settings.get("report")
+    if path and tb.cycle_log:
+        try:
+            with open(path) as file:
+                log = json.load(file)
+        except (OSError, ValueError):
+            log = []
+        with open(path, "w") as file:
+            json.dump(log + tb.cycle_log, file)
+
+
+@cocotb.test()
+async def random_forests_match_model(dut):
+    tb = ForestTestbench(dut)
+    await tb.begin()
+    for case in range(tb.settings.get("random_forests", 4)):
+        codes, labels, params, seed, n_trees = tb.random_forest()
+        await tb.check_forest(codes, labels, params, seed, n_trees, f"forest {case} {codes.shape} {params}")
+    write_report(tb)
+
+
+@cocotb.test()
+async def dataset_forests_match_model(dut):
+    from sw.datasets import load
+    from sw.quantize import RankQuantizer
+    tb = ForestTestbench(dut)
+    await tb.begin()
+    for name in tb.settings.get("datasets", []):
+        data = load(name)
+        codes = RankQuantizer(code_bits=tb.code_bits).fit_transform(data.X).astype(np.int64)
+        labels = data.y.astype(np.int64)
+        n_classes = int(labels.max()) + 1
+        for thesis in (False, True):
+            params = (TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16, feature_sampling="tree")
+                      if thesis else
+                      TrainingParameters(n_classes=n_classes, max_depth=tb.settings.get("depth"),
+                                         max_samples=codes.shape[0],
+                                         max_features=max(1, int(codes.shape[1] ** 0.5))))
+            await tb.check_forest(codes, labels, params, 99, tb.settings.get("trees", 4),
+                                  f"{name} ({'thesis' if thesis else 'forest'} mode)")
+    write_report(tb)
+
+
+@cocotb.test()
+async def bad_configurations_are_flagged(dut):
+    tb = ForestTestbench(dut)
+    await tb.begin()
+    codes = np.arange(24).reshape(8, 3) % 5
+    labels = np.arange(8) % 2
+    params = TrainingParameters(n_classes=2, max_depth=3, max_samples=8, max_features=1)
+    await tb.load(codes, labels)
+    cases = [("no trees", dict(n_trees=0)), ("rows not loaded", dict(n_rows=9)),
+             ("features not loaded", dict(n_features=2))]
+    if tb.max_trees + 1 < 1 << len(dut.n_trees):
+        cases.append(("too many trees", dict(n_trees=tb.max_trees + 1)))
+    for label, overrides in cases:
+        tb.configure(8, 3, 2, params, 5)
+        for name, value in overrides.items():
+            getattr(dut, name).value = value
+        await tb.pulse_start()
+        await ClockCycles(dut.clk, 20)
+        await ReadOnly()
+        assert int(dut.bad_config.value) == 1 and int(dut.busy.value) == 0, f"{label}: not refused"
+        await RisingEdge(dut.clk)
+    # A row cut short raises dataset_error, and start is then refused.
+    tb.dut.n_features.value = 3
+    for feature in range(2):
+        tb.dataset.send({"code": 1, "label": 0, "last": int(feature == 1)})
+    while not tb.dataset.idle:
+        await RisingEdge(dut.clk)
+    await ClockCycles(dut.clk, 2)
+    await ReadOnly()
+    assert int(dut.dataset_error.value) == 1, "a row cut short was not flagged"
+    await RisingEdge(dut.clk)
+    # Start while busy is flagged and ignored: the forest still equals the model.
+    await tb.load(codes, labels)
+    tb.configure(8, 3, 3, params, 5)
+    expected = train_forest(codes, labels, params, 5, 3)
+    tb.nodes.clear()
+    await tb.pulse_start()
+    await ClockCycles(dut.clk, 30)
+    await tb.pulse_start()
+    await tb.wait_until_finished(200000, "start while busy")
+    await ReadOnly()
+    assert int(dut.start_while_busy.value) == 1, "start while busy not flagged"
+    await RisingEdge(dut.clk)
+    trees = tb.trees_from_nodes(2)
+    assert sorted(trees) == [0, 1, 2], "the forest was disturbed by a start while busy"
+    for index, tree in enumerate(expected):
+        assert np.array_equal(np.array(trees[index][0]["feature"]), tree.feature), f"tree {index} differs"
+
+
+@cocotb.test()
+async def reset_in_the_middle_then_again(dut):
+    tb = ForestTestbench(dut)
+    await tb.begin()
+    for case in range(2):
+        codes, labels, params, seed, n_trees = tb.random_forest()
+        await tb.load(codes, labels)
+        tb.configure(codes.shape[0], codes.shape[1], n_trees, params, seed)
+        await tb.pulse_start()
+        await ClockCycles(dut.clk, tb.rng.randint(1, 3000))
+        await tb.reset()
+        codes, labels, params, seed, n_trees = tb.random_forest()
+        await tb.check_forest(codes, labels, params, seed, n_trees, f"after reset {case}")

@@ -1,0 +1,42 @@
+"""The forest trainer (dataset banks, presort, P PEs), simulated under Verilator against train_forest."""
+
+import pytest
+
+from hw.forest import ForestTrainer
+from sim.runner import simulate
+from sw.datasets import available
+
+SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "max_features": 8,
+         "feature_lanes": 4, "code_bits": 8, "classes": 4, "max_depth": 8}
+
+
+@pytest.mark.parametrize("pe_count, seed", [(1, 201), (2, 202), (4, 203)])
+def test_forests_equal_the_model_for_any_pe_count(pe_count, seed):
+    tests, failed = simulate("forest_trainer", "sim.tb_forest", parameters={**SMALL, "pe_count": pe_count},
+                             testbench={"random_forests": 4}, seed=seed)
+    assert (tests, failed) == (4, 0)
+
+
+@pytest.mark.parametrize("pe_count", [1, 2, 4])
+def test_dataset_forests_equal_the_model(pe_count):
+    names = ["iris", "sonar", "heart_failure"]
+    missing = [name for name in names if not available(name)]
+    if missing:
+        pytest.skip(f"datasets {missing} not found: set HWFOREST_DATA_DIR to a folder holding them "
+                    f"(e.g. ../shared/datasets), see docs/running.md")
+    build = {**SMALL, "max_rows": 300, "max_samples": 300, "max_features": 64, "feature_lanes": 8,
+             "code_bits": 16, "max_depth": 24, "radix_bits": 8, "pe_count": pe_count}
+    tests, failed = simulate("forest_trainer", "sim.tb_forest", parameters=build,
+                             testcase="dataset_forests_match_model",
+                             testbench={"datasets": names, "trees": 4}, seed=210 + pe_count)
+    assert (tests, failed) == (1, 0)
+
+
+@pytest.mark.parametrize("arguments, text", [
+    ({"pe_count": 0}, "pe_count must be between 1 and 64, not 0"),
+    ({"max_trees": 0}, "max_trees must be between 1 and 65536, not 0"),
+    ({"feature_lanes": 3}, "feature_lanes must be a power of two, not 3"),
+])
+def test_bad_parameters_are_refused(arguments, text):
+    with pytest.raises(ValueError, match=text):
+        ForestTrainer(**arguments)
