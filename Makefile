@@ -38,7 +38,7 @@ fmax: $(STAMP)
 
 # Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
 # build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.
-# "--set forest_trainer.pe_count=4" (docs/arria10.md).
+# "--set forest_system.pe_count=4" (docs/arria10.md).
 quartus: $(STAMP)
 	$(VPY) -m hw.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
 

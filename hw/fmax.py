@@ -52,9 +52,10 @@ SMALLER_FOR_ECP5 = {
 }
 
 #: Parameters used by default (no ``--set`` for the design) to keep one place and route
-#: within a few minutes; the report notes them. The forest trainer's PEs are identical, so
+#: within a few minutes; the report notes them. A forest's PEs are identical, so
 #: one PE shows the same paths as several (apart from the controller's fan-out).
 FMAX_PARAMETERS = {
+    "forest_system": {"pe_count": 1},
     "forest_trainer": {"pe_count": 1},
 }
 

@@ -12,11 +12,11 @@ SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
 
 The design is :class:`DemoTop`, a synthesis and timing probe around the biggest system
 in :data:`hw.elaborate.DESIGNS` (:func:`default_blocks`): the first of
-:data:`SYSTEM_DESIGNS` whose main design exists (``forest_top``; else the forest
-trainer, presorter and ``pe_count`` PEs, with the inference engine beside it; else the
-processing element with the presorter and inference engine beside it), else every design
-built so far. ``--blocks`` names the designs explicitly and ``--set`` changes their
-parameters, for example ``--set forest_trainer.pe_count=4``.
+:data:`SYSTEM_DESIGNS` whose main design exists (``forest_top``; else ``forest_system``,
+the whole accelerator with ``pe_count`` PEs; else the forest trainer with the inference
+engine beside it; else the processing element with the presorter and inference engine
+beside it), else every design built so far. ``--blocks`` names the designs explicitly and
+``--set`` changes their parameters, for example ``--set forest_system.pe_count=4``.
 """
 
 import argparse
@@ -46,6 +46,7 @@ DEFAULT_TOP = "demo_top"
 #: inference engine). With none of them, every design is probed.
 SYSTEM_DESIGNS = (
     ("forest_top", ()),
+    ("forest_system", ()),
     ("forest_trainer", ("inference_engine",)),
     ("processing_element", ("radix_sorter", "inference_engine")),
     ("pe", ("radix_sorter", "inference_engine")),
@@ -268,7 +269,7 @@ def main(argv=None):
                              f"known: {', '.join(sorted(DESIGNS))})")
     parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
                         help="change a design's parameter (repeatable), e.g. "
-                             "forest_trainer.pe_count=4")
+                             "forest_system.pe_count=4")
     arguments = parser.parse_args(argv)
     try:
         parameters = parse_overrides(arguments.set)

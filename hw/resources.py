@@ -291,7 +291,7 @@ def main(argv=None):
                              f"of {', '.join(PE_BLOCKS)})")
     parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
                         help="change a design's parameter (repeatable), e.g. "
-                             "forest_trainer.pe_count=4")
+                             "forest_system.pe_count=4")
     parser.add_argument("designs", nargs="*", metavar="DESIGN", help="default: all designs")
     arguments = parser.parse_args(argv)
     unknown = sorted(set(arguments.designs) - set(DESIGNS))

@@ -27,6 +27,8 @@ SMALL = {
     "inference_engine": {"max_trees": 4, "max_nodes_per_tree": 7, "max_features": 8},
     "forest_trainer": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "max_features": 4,
                        "feature_lanes": 2},
+    "forest_system": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "max_features": 4,
+                      "feature_lanes": 2},
 }
 
 
@@ -38,9 +40,12 @@ def _small():
 
 @pytest.fixture(scope="module")
 def full_project(tmp_path_factory):
-    """The default project (the default designs at their default sizes), via the CLI."""
+    """The default project (the default designs, small), via the CLI as `make quartus` runs it."""
     out = tmp_path_factory.mktemp("quartus")
-    assert main(["--out", str(out), "--top", "forest_probe"]) == 0
+    small = _small()
+    settings = [f"--set={name}.{key}={value}" for name in default_blocks()
+                for key, value in small.get(name, {}).items()]
+    assert main(["--out", str(out), "--top", "forest_probe", *settings]) == 0
     return out
 
 
@@ -197,7 +202,9 @@ def test_default_top_is_the_biggest_system():
         "processing_element", "radix_sorter", "inference_engine"]
     assert default_blocks({**blocks, "processing_element": None, "forest_trainer": None}) == [
         "forest_trainer", "inference_engine"]
-    assert default_blocks({**blocks, "forest_trainer": None, "forest_top": None}) == [
+    assert default_blocks({**blocks, "forest_trainer": None, "forest_system": None}) == [
+        "forest_system"]
+    assert default_blocks({**blocks, "forest_system": None, "forest_top": None}) == [
         "forest_top"]
     top = DemoTop()
     top._MustUse__silence = True  # only its choice of blocks is looked at
