@@ -11,6 +11,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from hw.forest import ForestTrainer
 from hw.gini import GiniScanner
 from hw.inbag import InBagBuilder
 from hw.inference import InferenceEngine
@@ -18,6 +19,7 @@ from hw.partition import PartitionUnit
 from hw.pe import ProcessingElement
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
+from hw.system import ForestSystem
 
 __all__ = ["DESIGNS", "design_name", "write_verilog", "main"]
 
@@ -32,6 +34,13 @@ DESIGNS = {
     "inference_engine": (InferenceEngine, {
         "max_trees": 256, "max_nodes_per_tree": 31, "max_features": 64, "code_bits": 16, "classes": 8,
         "count_bits": 13, "max_depth": 4, "traversal_stages": 5, "class_count_sums": True}),
+    "forest_system": (ForestSystem, {
+        "pe_count": 2, "max_trees": 256, "radix_bits": 8, "traversal_stages": 1, "max_rows": 256,
+        "max_samples": 256, "max_features": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4,
+        "max_depth": 16}),
+    "forest_trainer": (ForestTrainer, {
+        "pe_count": 2, "max_trees": 1024, "radix_bits": 8, "max_rows": 256, "max_samples": 256,
+        "max_features": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4, "max_depth": 16}),
     "processing_element": (ProcessingElement, {
         "max_rows": 256, "max_samples": 256, "max_features": 16, "feature_lanes": 4,
         "code_bits": 16, "classes": 4, "max_depth": 16, "tree_index_bits": 16}),

@@ -1,8 +1,8 @@
 """The scikit-learn estimator of the hardware random forest.
 
 ``HardwareForestClassifier`` quantises the features (see :mod:`sw.quantize`), trains the
-forest with a backend (the golden model :mod:`sw.model` for now; the RTL simulation
-later) and predicts by majority vote of the trees. ``to_sklearn()`` exports a real
+forest with a backend (the golden model :mod:`sw.model`, or the Verilator simulation of
+the whole accelerator, :mod:`sim.backend`) and predicts by majority vote of the trees. ``to_sklearn()`` exports a real
 ``sklearn.ensemble.RandomForestClassifier`` built from the node arrays, with real-valued
 thresholds, whose ``predict`` and ``predict_proba`` equal the model's on every input.
 """
@@ -22,7 +22,9 @@ from sw.quantize import MAX_CODE_BITS, QUANTIZER_KINDS, make_quantizer
 __all__ = ["HardwareForestClassifier", "THESIS_PRESET", "MODES", "BACKENDS"]
 
 MODES = ("forest", "thesis")
-BACKENDS = ("model",)
+BACKENDS = ("model", "sim")
+#: What the simulated accelerator can be built for (``hw.pe.ProcessingElement``'s limits).
+SIM_LIMITS = {"rows": 1 << 20, "features": 4096, "classes": 64, "trees": 1 << 16, "code_bits": 24}
 #: The thesis design (ch. 4) as parameter values of the same algorithm.
 THESIS_PRESET = {
     "n_estimators": 250,
@@ -69,8 +71,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         Hardware capacity: largest number of features.
     max_rows_supported : int, default 1048576
         Hardware capacity: largest number of training rows.
-    backend : {"model"}, default "model"
-        What trains the forest.
+    backend : {"model", "sim"}, default "model"
+        What trains the forest and predicts: the golden model, or the Verilator simulation
+        of the whole accelerator (``hw.system.ForestSystem``, built for the data's size;
+        the first fit of a size builds the simulator, which takes minutes). Both give the
+        same trees and predictions.
+    pe_count : int, default 2
+        Processing elements of the simulated accelerator (``backend="sim"``); the trees do
+        not depend on it, the cycle counts do.
     n_jobs : int or None, default None
         Parallel tree training (joblib); the trees do not depend on it.
     random_state : int, RandomState or None, default None
@@ -87,13 +95,18 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         Forest seed of the per-tree generators.
     training_parameters_ : sw.model.TrainingParameters
         The resolved parameters the backend used.
+    train_cycles_, sort_cycles_ : int
+        ``backend="sim"`` only: simulated cycles of the training (presort included) and of
+        the presort.
+    sim_design_ : dict
+        ``backend="sim"`` only: the accelerator's build parameters.
     """
 
     def __init__(self, n_estimators=100, *, mode="forest", max_depth=None, max_samples=None,
                  bootstrap=True, max_features="sqrt", feature_sampling="node",
                  min_samples_split=2, min_samples_leaf=1, quantizer="rank", code_bits=16,
                  max_classes=256, max_features_supported=16384,
-                 max_rows_supported=1 << 20, backend="model", n_jobs=None,
+                 max_rows_supported=1 << 20, backend="model", pe_count=2, n_jobs=None,
                  random_state=None):
         self.n_estimators = n_estimators
         self.mode = mode
@@ -110,6 +123,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         self.max_features_supported = max_features_supported
         self.max_rows_supported = max_rows_supported
         self.backend = backend
+        self.pe_count = pe_count
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -170,10 +184,34 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         self.quantizer_ = make_quantizer(params["quantizer"], params["code_bits"])
         codes = self.quantizer_.fit_transform(X)
         self.seed_ = _resolve_seed(params["random_state"])
-        self.trees_ = model.train_forest(codes, labels, self.training_parameters_,
-                                         self.seed_, params["n_estimators"],
-                                         n_jobs=params["n_jobs"])
+        if params["backend"] == "sim":
+            self._check_sim_capacity(X.shape, params)
+            from sim import backend
+            result = backend.train(codes, labels, self.training_parameters_, self.seed_,
+                                   params["n_estimators"], pe_count=params["pe_count"],
+                                   code_bits=params["code_bits"])
+            self.trees_ = result["trees"]
+            self.train_cycles_, self.sort_cycles_ = result["train_cycles"], result["sort_cycles"]
+            self.sim_design_ = result["design"]
+        else:
+            self.trees_ = model.train_forest(codes, labels, self.training_parameters_,
+                                             self.seed_, params["n_estimators"],
+                                             n_jobs=params["n_jobs"])
         return self
+
+    def _check_sim_capacity(self, shape, params):
+        """Refuse, by name and limit, what the simulated accelerator cannot be built for."""
+        _check_integer("pe_count", params["pe_count"], 1, 64)
+        wanted = {"rows": shape[0], "features": shape[1], "classes": self.n_classes_,
+                  "trees": params["n_estimators"], "code_bits": params["code_bits"]}
+        for name, value in wanted.items():
+            if value > SIM_LIMITS[name]:
+                raise ValueError(f"backend='sim': {value} {name} is more than the accelerator "
+                                 f"can be built for ({SIM_LIMITS[name]})")
+
+    def _sim_inference(self, codes):
+        from sim import backend
+        return backend.predict(self.trees_, codes, self.sim_design_)
 
     def _codes(self, X):
         check_is_fitted(self)
@@ -183,11 +221,15 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
     def predict_votes(self, X):
         """Number of trees voting for each class, int64 array (n_samples, n_classes)."""
         codes = self._codes(X)
+        if self.effective_params()["backend"] == "sim":
+            return self._sim_inference(codes)["votes"][:, :self.n_classes_]
         return model.forest_votes(self.trees_, codes, self.n_classes_)
 
     def predict_class_counts(self, X):
         """Sum of the reached leaves' weighted class counts (the hardware's optional output)."""
         codes = self._codes(X)
+        if self.effective_params()["backend"] == "sim":
+            return self._sim_inference(codes)["class_count_sums"][:, :self.n_classes_]
         return model.forest_class_counts(self.trees_, codes, self.n_classes_)
 
     def predict_proba(self, X):
