@@ -47,6 +47,7 @@ ECP5_85K = {"TRELLIS_COMB": 83640, "TRELLIS_FF": 83640, "DP16KD": 208, "MULT18X1
 
 #: Parameters used instead of a design's defaults when the defaults do not fit the ECP5.
 SMALLER_FOR_ECP5 = {
+    "forest_system": {"max_trees": 16},
     "inference_engine": {"max_trees": 64},
     "processing_element": {"max_rows": 128, "max_samples": 128},
 }
@@ -161,18 +162,20 @@ def fmax(base, out_dir, parameters=None, *, speed=8, frequency=100, seed=1):
     """Synthesise, place and route design ``base``; return a result dict (see :func:`report`)."""
     out_dir = Path(out_dir) / base
     started = time.monotonic()
-    note = ""
+    notes = []
+    chosen = dict(parameters or {})
     if not parameters and base in FMAX_PARAMETERS:
-        parameters = FMAX_PARAMETERS[base]
-        note = ("run with " + ", ".join(f"{k}={v}" for k, v in parameters.items())
-                + " to keep the run short")
-    netlist, cells, used = synthesise(base, out_dir, parameters)
+        chosen = dict(FMAX_PARAMETERS[base])
+        notes.append(f"run with {_settings(chosen)} to keep the run short")
+    netlist, cells, used = synthesise(base, out_dir, chosen)
     overflow = _overflow(cells)
-    if overflow and base in SMALLER_FOR_ECP5 and not note and not parameters:
-        note = (f"defaults too big for ECP5-85K ({_describe(overflow)}); run with "
-                + ", ".join(f"{k}={v}" for k, v in SMALLER_FOR_ECP5[base].items()))
-        netlist, cells, used = synthesise(base, out_dir, SMALLER_FOR_ECP5[base])
+    if overflow and not parameters and base in SMALLER_FOR_ECP5:
+        notes.append(f"too big for the ECP5-85K ({_describe(overflow)}), so run with "
+                     f"{_settings(SMALLER_FOR_ECP5[base])}")
+        chosen.update(SMALLER_FOR_ECP5[base])
+        netlist, cells, used = synthesise(base, out_dir, chosen)
         overflow = _overflow(cells)
+    note = "; ".join(notes)
     result = {"design": base, "parameters": used, "speed": speed, "target_mhz": frequency,
               "seed": seed, "note": note, "cells": cells}
     if overflow:
@@ -187,6 +190,10 @@ def fmax(base, out_dir, parameters=None, *, speed=8, frequency=100, seed=1):
                       utilisation={key: pnr["utilization"][key]["used"] for key in ECP5_85K})
     result["seconds"] = round(time.monotonic() - started, 1)
     return result
+
+
+def _settings(parameters):
+    return ", ".join(f"{key}={value}" for key, value in parameters.items())
 
 
 def _describe(overflow):

@@ -54,3 +54,27 @@ def test_cli(tmp_path):
                  "partition_unit"]) == 0
     assert "| partition_unit | max_rows=16, max_samples=16, code_bits=16 | 8 |" in path.read_text()
     assert json.loads(path.with_suffix(".json").read_text())[0]["fmax_mhz"] > 0
+
+
+def test_smaller_parameters_when_too_big(tmp_path, monkeypatch):
+    monkeypatch.setitem(hw.fmax.SMALLER_FOR_ECP5, "partition_unit", TINY)
+    monkeypatch.setitem(hw.fmax.FMAX_PARAMETERS, "partition_unit", {"max_rows": 32,
+                                                                    "max_samples": 32})
+    verdicts = iter([{"DP16KD": (300, 208)}, {}])          # the first build is too big
+    monkeypatch.setattr(hw.fmax, "_overflow", lambda cells: next(verdicts))
+    fake_report = {"fmax": {"clk": {"achieved": 123.0}}, "critical_paths": [],
+                   "utilization": {key: {"used": 0} for key in hw.fmax.ECP5_85K}}
+    monkeypatch.setattr(hw.fmax, "place_and_route", lambda *a, **k: (fake_report, ""))
+    original = hw.fmax.synthesise
+    calls = []
+
+    def recording(base, out_dir, parameters=None):
+        calls.append(dict(parameters))
+        return original(base, out_dir, parameters)
+
+    monkeypatch.setattr(hw.fmax, "synthesise", recording)
+    result = fmax("partition_unit", tmp_path)
+    assert calls == [{"max_rows": 32, "max_samples": 32}, TINY]
+    assert result["parameters"]["max_rows"] == 16
+    assert "to keep the run short" in result["note"] and "too big for the ECP5-85K" in result["note"]
+    assert result["fmax_mhz"] == 123.0
