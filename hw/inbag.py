@@ -8,7 +8,7 @@ its weight. This block does both: the weights live in one memory, and every pres
 streamed in comes out filtered and weighted, so no tree ever sorts.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -29,9 +29,13 @@ def inbag_layout(code_bits, row_bits, weight_bits):
     return data.StructLayout({"row": row_bits, "code": code_bits, "weight": weight_bits, "last": 1})
 
 
+#: Width of the tree generation tag kept with every weight.
+GENERATION_BITS = 8
+
+
 class _Phase(enum.Enum, shape=2):
     IDLE = 0
-    CLEAR_WEIGHTS = 1       # one row per cycle: 0, or 1 without bootstrap
+    CLEAR_WEIGHTS = 1       # every row's tag to 0: after a reset and once per 255 trees
     DRAW_BOOTSTRAP = 2      # n_samples draws, each adding 1 to its row's weight
     FILTER_LISTS = 3        # presorted lists in, in-bag lists out, until the next start
 
@@ -40,12 +44,17 @@ class InBagBuilder(wiring.Component):
     """Draw a tree's bootstrap weights, then filter presorted lists to the in-bag rows.
 
     On ``start``: the configuration is checked (``bad_config`` and nothing else happens
-    when it is out of range); the weights of rows 0 .. n_rows-1 are cleared (one row per
-    cycle; set to 1 when ``bootstrap`` is low), ``n_samples`` rows are drawn (about 1.4
-    cycles per draw, one per cycle for a power-of-two ``n_rows``) and counted; then
+    when it is out of range); ``n_samples`` rows are drawn (about 1.4 cycles per draw, one
+    per cycle for a power-of-two ``n_rows``) and counted; then
     ``weights_ready`` rises and every list on ``presorted`` comes out on ``inbag``, one row
     per cycle, in the same order, with weight-0 rows dropped. ``last`` marks the final
     in-bag row of each list (the number of distinct in-bag rows is counted while drawing).
+
+    No tree clears the weights: each weight is stored with the 8-bit *generation* of the
+    tree that wrote it, and a weight of another generation reads as 0. Only the first tree
+    after a reset and every 255th tree after it clear the tags of all ``max_rows`` rows
+    (one per cycle) before drawing. Without bootstrap every row has weight 1 and the
+    weight memory is not used at all.
 
     Parameters
     ----------
@@ -125,7 +134,8 @@ class InBagBuilder(wiring.Component):
         m = Module()
         m.submodules.random = random = TreeRandom(bound_bits=self.draw_bound_bits,
                                                   tree_index_bits=self.tree_index_bits)
-        m.submodules.weights = weights = Memory(shape=self.weight_bits, depth=self.max_rows, init=[])
+        tagged = data.StructLayout({"generation": GENERATION_BITS, "weight": self.weight_bits})
+        m.submodules.weights = weights = Memory(shape=tagged, depth=self.max_rows, init=[])
         weight_write = weights.write_port()
         # Transparent: a row drawn twice in a row sees its first increment.
         weight_read = weights.read_port(transparent_for=(weight_write,))
@@ -133,6 +143,10 @@ class InBagBuilder(wiring.Component):
         n_rows = Signal.like(self.n_rows)
         n_samples = Signal.like(self.n_samples)
         bootstrap = Signal()
+        generation = Signal(GENERATION_BITS)        # 0 after reset: the tags must be cleared
+        current_weight = Signal(self.weight_bits)   # the read weight if it is this tree's
+        m.d.comb += current_weight.eq(Mux(weight_read.data.generation == generation,
+                                          weight_read.data.weight, 0))
         index = Signal(max(self.row_bits, self.weight_bits) + 1)    # rows cleared / draws asked
         draws_counted = Signal(self.weight_bits + 1)
         pending = Signal()                                          # a draw read last cycle
@@ -158,15 +172,11 @@ class InBagBuilder(wiring.Component):
         phase = Signal(_Phase)
         with m.Switch(phase):
             with m.Case(_Phase.CLEAR_WEIGHTS):
-                m.d.comb += [weight_write.addr.eq(index), weight_write.data.eq(~bootstrap),
+                m.d.comb += [weight_write.addr.eq(index), weight_write.data.eq(0),
                              weight_write.en.eq(1)]
                 m.d.sync += index.eq(index + 1)
-                with m.If(index == n_rows - 1):
-                    m.d.sync += index.eq(0)
-                    with m.If(bootstrap):
-                        m.d.sync += phase.eq(_Phase.DRAW_BOOTSTRAP)
-                    with m.Else():
-                        m.d.sync += [self.inbag_rows.eq(n_rows), phase.eq(_Phase.FILTER_LISTS)]
+                with m.If(index == self.max_rows - 1):
+                    m.d.sync += [index.eq(0), phase.eq(_Phase.DRAW_BOOTSTRAP)]
 
             with m.Case(_Phase.DRAW_BOOTSTRAP):
                 m.d.comb += [random.requests.valid.eq(index < n_samples), random.draws.ready.eq(1)]
@@ -178,8 +188,9 @@ class InBagBuilder(wiring.Component):
                                  draws_counted.eq(draws_counted + 1)]
                 with m.If(pending):
                     m.d.comb += [weight_write.addr.eq(pending_row),
-                                 weight_write.data.eq(weight_read.data + 1), weight_write.en.eq(1)]
-                    with m.If(weight_read.data == 0):
+                                 weight_write.data.generation.eq(generation),
+                                 weight_write.data.weight.eq(current_weight + 1), weight_write.en.eq(1)]
+                    with m.If(current_weight == 0):
                         m.d.sync += self.inbag_rows.eq(self.inbag_rows + 1)
                 with m.If((draws_counted == n_samples) & ~pending):
                     m.d.sync += phase.eq(_Phase.FILTER_LISTS)
@@ -193,7 +204,7 @@ class InBagBuilder(wiring.Component):
                     self.draws.valid.eq(random.draws.valid),
                     random.draws.ready.eq(self.draws.ready),
                 ]
-                weight = weight_read.data
+                weight = Mux(bootstrap, current_weight, 1)
                 output_free = ~output_valid | self.inbag.ready
                 stage1_moves = stage1_valid & ((weight == 0) | output_free)
                 advance = ~stage1_valid | stage1_moves
@@ -223,5 +234,11 @@ class InBagBuilder(wiring.Component):
             with m.Else():
                 m.d.comb += random.start.eq(1)
                 m.d.sync += [n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
-                             bootstrap.eq(self.bootstrap), phase.eq(_Phase.CLEAR_WEIGHTS)]
+                             bootstrap.eq(self.bootstrap)]
+                with m.If(~self.bootstrap):
+                    m.d.sync += [self.inbag_rows.eq(self.n_rows), phase.eq(_Phase.FILTER_LISTS)]
+                with m.Elif((generation == 0) | (generation == (1 << GENERATION_BITS) - 1)):
+                    m.d.sync += [generation.eq(1), phase.eq(_Phase.CLEAR_WEIGHTS)]
+                with m.Else():
+                    m.d.sync += [generation.eq(generation + 1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
         return m

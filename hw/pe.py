@@ -556,13 +556,18 @@ class ProcessingElement(wiring.Component):
                 with m.Elif(~depth_limited & (record.depth == self.max_depth)):
                     abort(self.depth_overflow)
                 with m.Else():
-                    m.next = "Check constant features"
+                    m.d.sync += [best_found.eq(0), combined.eq(0), visited.eq(0), position.eq(0),
+                                 tag.eq(node + 1), draw_asked.eq(0)]
+                    # Thesis mode needs no constant check: a constant segment of the tree's
+                    # feature has no boundary, so its scan finds no split, as the model.
+                    with m.If(thesis):
+                        m.next = "Visit the tree's feature"
+                    with m.Else():
+                        m.next = "Check constant features"
                 on_start()
 
             with m.State("Check constant features"):
                 m.d.comb += [self.busy.eq(1), lane_go.eq(1), lane_command.eq(LaneCommand.CONSTANT)]
-                m.d.sync += [best_found.eq(0), combined.eq(0), visited.eq(0), position.eq(0),
-                             tag.eq(node + 1), draw_asked.eq(0)]
                 m.next = "Wait for the constant check"
                 on_start()
 
@@ -571,19 +576,14 @@ class ProcessingElement(wiring.Component):
                 with m.If(~lanes_busy):
                     m.d.sync += wanted.eq(Mux(features_per_node < nonconstant_total,
                                               features_per_node, nonconstant_total))
-                    with m.If(thesis):
-                        m.next = "Visit the tree's feature"
-                    with m.Else():
-                        m.next = "Draw a feature"
+                    m.next = "Draw a feature"
                 on_start()
 
             with m.State("Visit the tree's feature"):
-                # Lane 0 read the flag of slot 0 (constant_slot is 0 outside the draws).
-                m.d.comb += self.busy.eq(1)
-                with m.If(~lanes[0].constant_flag):
-                    m.d.comb += [lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
-                                 lanes[0].jobs.p.visit.eq(0)]
-                    m.d.sync += visited.eq(1)
+                # The tree's list is lane 0, slot 0.
+                m.d.comb += [self.busy.eq(1), lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
+                             lanes[0].jobs.p.visit.eq(0)]
+                m.d.sync += visited.eq(1)
                 m.next = "Wait for the scans"
                 on_start()
 

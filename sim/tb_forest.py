@@ -13,39 +13,21 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.forest import dataset_layout, forest_node_layout
-from hw.pe import node_layout
 from sim.streams import unpack
 from sim.testbench import StreamTestbench
+from sim.trees import PECapacity, assert_trees_equal, bits, configure_tree_inputs, tree_from_nodes
 from sw.model import TrainingParameters, train_forest
-
-FIELDS = ("feature", "threshold_code", "left_child", "right_child", "majority_class",
-          "n_samples", "n_rows", "depth")
-
-
-def _bits(maximum):
-    return max(1, int(maximum).bit_length())
-
 
 class ForestTestbench(StreamTestbench):
     def __init__(self, dut):
         super().__init__(dut)
-        d = self.design
-        self.max_rows, self.max_samples = d["max_rows"], d["max_samples"]
-        self.max_inbag_rows = d.get("max_inbag_rows") or self.max_rows
-        self.max_features, self.classes = d["max_features"], d["classes"]
-        self.code_bits, self.max_depth = d["code_bits"], d["max_depth"]
-        self.max_trees = d["max_trees"]
-        self.max_nodes = d.get("max_nodes") or min(2 * self.max_inbag_rows - 1, (1 << (self.max_depth + 1)) - 1)
-        self.label_bits = max(1, (self.classes - 1).bit_length())
-        self.count_bits = _bits(max(self.max_samples, self.max_inbag_rows))
+        self.capacity = capacity = PECapacity(self.design)
+        for name in ("max_rows", "max_samples", "max_inbag_rows", "max_features", "classes",
+                     "code_bits", "max_depth", "label_bits"):
+            setattr(self, name, getattr(capacity, name))
+        self.max_trees = self.design["max_trees"]
         self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits))
-        pe_nodes = node_layout(
-            node_bits=max(1, (self.max_nodes - 1).bit_length()),
-            feature_bits=max(1, (self.max_features - 1).bit_length()), code_bits=self.code_bits,
-            classes=self.classes, count_bits=self.count_bits, position_bits=_bits(self.max_inbag_rows),
-            depth_bits=_bits(self.max_depth))
-        self.node_fields = pe_nodes
-        self.nodes = self.sink("nodes", forest_node_layout(_bits(self.max_trees - 1), pe_nodes))
+        self.nodes = self.sink("nodes", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout))
         self.cycle_log = []
 
     async def load(self, codes, labels):
@@ -66,14 +48,7 @@ class ForestTestbench(StreamTestbench):
         dut.n_rows.value = n_rows
         dut.n_features.value = n_features
         dut.n_trees.value = n_trees
-        dut.n_samples.value = params.max_samples if params.bootstrap else 1
-        dut.bootstrap.value = int(params.bootstrap)
-        dut.features_per_node.value = min(params.max_features, (1 << len(dut.features_per_node)) - 1)
-        dut.one_feature_per_tree.value = int(params.feature_sampling == "tree")
-        dut.depth_limited.value = int(params.max_depth is not None)
-        dut.depth_limit.value = params.max_depth or 0
-        dut.min_samples_split.value = params.min_samples_split
-        dut.min_samples_leaf.value = params.min_samples_leaf
+        configure_tree_inputs(dut, params)
 
     async def pulse_start(self):
         await RisingEdge(self.dut.clk)
@@ -93,39 +68,16 @@ class ForestTestbench(StreamTestbench):
         raise AssertionError(f"{label}: the forest did not finish within {budget} cycles")
 
     def trees_from_nodes(self, n_classes):
-        """Group the output by tree; check each tree's nodes are together and in order."""
-        mask = (1 << self.count_bits) - 1
-        trees = {}
-        current = None
+        """Group the output by tree (each tree's nodes must come together) into Trees."""
+        groups, current = {}, None
         for beat in self.nodes.received:
             tree = beat["tree"]
-            node = unpack(self.node_fields, beat["node"])
-            if current is None or current != tree:
-                assert tree not in trees, f"tree {tree}'s nodes are not together"
-                trees[tree] = []
-                current = tree
-            trees[tree].append(node)
-            if node["last"]:
-                current = None
-        result = {}
-        for tree, nodes in trees.items():
-            arrays = {field: [] for field in FIELDS}
-            counts = []
-            for index, node in enumerate(nodes):
-                assert node["index"] == index, f"tree {tree}: node {index} came out as {node['index']}"
-                leaf = node["leaf"]
-                arrays["feature"].append(-1 if leaf else node["feature"])
-                arrays["threshold_code"].append(-1 if leaf else node["threshold"])
-                arrays["left_child"].append(-1 if leaf else node["left_child"])
-                arrays["right_child"].append(-1 if leaf else node["right_child"])
-                arrays["majority_class"].append(node["majority"])
-                for name in ("n_samples", "n_rows", "depth"):
-                    arrays[name].append(node[name])
-                all_counts = [(node["class_counts"] >> (c * self.count_bits)) & mask for c in range(self.classes)]
-                assert not any(all_counts[n_classes:]), f"tree {tree} node {index}: counts of absent classes"
-                counts.append(all_counts[:n_classes])
-            result[tree] = (arrays, np.array(counts, dtype=np.int64).reshape(len(nodes), n_classes))
-        return result
+            if tree != current:
+                assert tree not in groups, f"tree {tree}'s nodes are not together"
+                groups[tree], current = [], tree
+            groups[tree].append(unpack(self.capacity.node_layout, beat["node"]))
+        return {tree: tree_from_nodes(nodes, self.capacity, n_classes, f"tree {tree}")
+                for tree, nodes in groups.items()}
 
     async def check_forest(self, codes, labels, params, seed, n_trees, label):
         codes = np.asarray(codes, dtype=np.int64)
@@ -152,13 +104,7 @@ class ForestTestbench(StreamTestbench):
         trees = self.trees_from_nodes(params.n_classes)
         assert sorted(trees) == list(range(n_trees)), f"{label}: trees {sorted(trees)} came out"
         for index, tree in enumerate(expected):
-            arrays, counts = trees[index]
-            for field in FIELDS:
-                got = np.array(arrays[field], dtype=np.int64)
-                want = getattr(tree, field)
-                assert np.array_equal(got, want), \
-                    f"{label}: tree {index} {field} differs: got {got[:12].tolist()}, model {want[:12].tolist()}"
-            assert np.array_equal(counts, tree.class_counts), f"{label}: tree {index} class counts differ"
+            assert_trees_equal(trees[index], tree, f"{label}: tree {index}")
         self.cycle_log.append({"label": label, "cycles": cycles, "sort_cycles": sort_cycles,
                                "n_trees": n_trees, "pe_count": self.design["pe_count"],
                                "n_rows": n_rows, "n_features": n_features})
@@ -272,7 +218,7 @@ async def bad_configurations_are_flagged(dut):
     trees = tb.trees_from_nodes(2)
     assert sorted(trees) == [0, 1, 2], "the forest was disturbed by a start while busy"
     for index, tree in enumerate(expected):
-        assert np.array_equal(np.array(trees[index][0]["feature"]), tree.feature), f"tree {index} differs"
+        assert_trees_equal(trees[index], tree, f"start while busy: tree {index}")
 
 
 @cocotb.test()

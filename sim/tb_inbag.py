@@ -75,7 +75,8 @@ class InBagTestbench(StreamTestbench):
 
     async def check_tree(self, seed, tree_index, n_rows, n_samples, bootstrap, features, label):
         await self.start(seed, tree_index, n_rows, n_samples, bootstrap)
-        await self.wait_until_ready(budget=n_rows + 4 * n_samples + 100)
+        # The first tree after a reset (and every 255th) clears all max_rows tags first.
+        await self.wait_until_ready(budget=self.max_rows + 4 * n_samples + 100)
         weights = reference_weights(seed, tree_index, n_rows, n_samples, bootstrap)
         await ReadOnly()
         assert int(self.dut.inbag_rows.value) == int(np.count_nonzero(weights)), f"{label}: in-bag count"
@@ -160,3 +161,16 @@ async def reset_in_the_middle_then_again(dut):
         await ClockCycles(dut.clk, tb.rng.randint(1, n_rows + 2 * n_samples + 40))
         await tb.reset()
         await tb.check_tree(*tb.random_tree(), features=1, label=f"after reset {case}")
+
+
+@cocotb.test()
+async def generation_tags_wrap_without_stale_weights(dut):
+    """Weights are tagged with an 8-bit tree generation instead of being cleared per tree:
+    300 trees on the same rows cross the wrap (and its clearing pass) with every tree's
+    weights as the model's, whatever earlier trees left in the memory."""
+    tb = InBagTestbench(dut)
+    await tb.begin()
+    n_rows = min(tb.max_rows, 6)
+    for tree in range(300):
+        await tb.check_tree(7, tree % (1 << tb.tree_index_bits), n_rows, min(tb.max_samples, 5), 1,
+                            features=1, label=f"tree {tree}")

@@ -16,39 +16,22 @@ import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from hw.pe import list_request_layout, node_layout, presorted_entry_layout
+from hw.pe import list_request_layout, presorted_entry_layout
 from sim.testbench import StreamTestbench
+from sim.trees import PECapacity, assert_trees_equal, configure_tree_inputs, tree_from_nodes
 from sw.model import TrainingParameters, leaf_decision, presorted_order, train_tree
-
-FIELDS = ("feature", "threshold_code", "left_child", "right_child", "majority_class",
-          "n_samples", "n_rows", "depth")
-
-
-def _bits(maximum):
-    return max(1, int(maximum).bit_length())
-
 
 class PETestbench(StreamTestbench):
     def __init__(self, dut):
         super().__init__(dut)
-        d = self.design
-        self.max_rows, self.max_samples = d["max_rows"], d["max_samples"]
-        self.max_inbag_rows = d.get("max_inbag_rows") or self.max_rows
-        self.max_features, self.classes = d["max_features"], d["classes"]
-        self.code_bits, self.max_depth = d["code_bits"], d["max_depth"]
-        self.max_nodes = d.get("max_nodes") or min(2 * self.max_inbag_rows - 1,
-                                                   (1 << (self.max_depth + 1)) - 1)
-        row_bits = (self.max_rows - 1).bit_length()
-        self.label_bits = max(1, (self.classes - 1).bit_length())
-        self.count_bits = _bits(max(self.max_samples, self.max_inbag_rows))
-        self.requests = self.sink("list_requests", list_request_layout(max(1, (self.max_features - 1).bit_length())))
-        self.presorted = self.source("presorted", presorted_entry_layout(row_bits, self.code_bits, self.label_bits))
-        layout = node_layout(
-            node_bits=max(1, (self.max_nodes - 1).bit_length()),
-            feature_bits=max(1, (self.max_features - 1).bit_length()), code_bits=self.code_bits,
-            classes=self.classes, count_bits=self.count_bits, position_bits=_bits(self.max_inbag_rows),
-            depth_bits=_bits(self.max_depth))
-        self.nodes = self.sink("nodes", layout)
+        self.capacity = capacity = PECapacity(self.design)
+        for name in ("max_rows", "max_samples", "max_inbag_rows", "max_features", "classes",
+                     "code_bits", "max_depth", "max_nodes", "label_bits", "count_bits"):
+            setattr(self, name, getattr(capacity, name))
+        self.requests = self.sink("list_requests", list_request_layout(capacity.feature_bits))
+        self.presorted = self.source("presorted", presorted_entry_layout(capacity.row_bits, self.code_bits,
+                                                                          self.label_bits))
+        self.nodes = self.sink("nodes", capacity.node_layout)
         self.served = 0
         self.lists = None               # feature -> list of presorted entries
         self.cycle_log = []
@@ -77,14 +60,7 @@ class PETestbench(StreamTestbench):
         dut.tree_index.value = tree_index
         dut.n_rows.value = n_rows
         dut.n_features.value = n_features
-        dut.n_samples.value = params.max_samples if params.bootstrap else 1
-        dut.bootstrap.value = int(params.bootstrap)
-        dut.features_per_node.value = min(params.max_features, (1 << len(dut.features_per_node)) - 1)
-        dut.one_feature_per_tree.value = int(params.feature_sampling == "tree")
-        dut.depth_limited.value = int(params.max_depth is not None)
-        dut.depth_limit.value = params.max_depth or 0
-        dut.min_samples_split.value = min(params.min_samples_split, (1 << len(dut.min_samples_split)) - 1)
-        dut.min_samples_leaf.value = min(params.min_samples_leaf, (1 << len(dut.min_samples_leaf)) - 1)
+        configure_tree_inputs(dut, params)
 
     async def start(self):
         self.requests.clear()
@@ -117,28 +93,6 @@ class PETestbench(StreamTestbench):
                 return
         raise AssertionError(f"{label}: the PE did not finish within {budget} cycles "
                              f"({len(self.nodes.received)} nodes out)")
-
-    def tree_from_nodes(self, n_classes):
-        received = self.nodes.received
-        mask = (1 << self.count_bits) - 1
-        nodes = {field: [] for field in FIELDS}
-        counts = []
-        for index, node in enumerate(received):
-            assert node["index"] == index, f"node {index} came out as index {node['index']}"
-            assert node["last"] == int(index == len(received) - 1), f"'last' wrong at node {index}"
-            leaf = node["leaf"]
-            nodes["feature"].append(-1 if leaf else node["feature"])
-            nodes["threshold_code"].append(-1 if leaf else node["threshold"])
-            nodes["left_child"].append(-1 if leaf else node["left_child"])
-            nodes["right_child"].append(-1 if leaf else node["right_child"])
-            nodes["majority_class"].append(node["majority"])
-            nodes["n_samples"].append(node["n_samples"])
-            nodes["n_rows"].append(node["n_rows"])
-            nodes["depth"].append(node["depth"])
-            all_counts = [(node["class_counts"] >> (c * self.count_bits)) & mask for c in range(self.classes)]
-            assert not any(all_counts[n_classes:]), f"node {index}: counts for absent classes {all_counts}"
-            counts.append(all_counts[:n_classes])
-        return nodes, np.array(counts, dtype=np.int64).reshape(len(received), n_classes)
 
     def expected_overflow(self, codes, labels, params, seed, tree_index):
         """Whether an unlimited tree would need a node deeper than the PE holds."""
@@ -181,18 +135,8 @@ class PETestbench(StreamTestbench):
             return None
         assert flags == {"bad_config": 0, "bad_input": 0, "node_overflow": 0, "depth_overflow": 0, "done": 1}, \
             f"{label}: flags {flags}"
-        nodes, counts = self.tree_from_nodes(params.n_classes)
-        assert len(nodes["feature"]) == expected.n_nodes, \
-            f"{label}: {len(nodes['feature'])} nodes, model {expected.n_nodes}"
-        for field in FIELDS:
-            got = np.array(nodes[field], dtype=np.int64)
-            want = getattr(expected, field)
-            if not np.array_equal(got, want):
-                first = int(np.flatnonzero(got != want)[0])
-                raise AssertionError(f"{label}: {field} differs first at node {first}: "
-                                     f"got {got[max(0, first - 2):first + 3].tolist()}, "
-                                     f"model {want[max(0, first - 2):first + 3].tolist()}")
-        assert np.array_equal(counts, expected.class_counts), f"{label}: class counts differ"
+        assert_trees_equal(tree_from_nodes(self.nodes.received, self.capacity, params.n_classes, label),
+                           expected, label)
         inbag = int(expected.n_rows[0])
         self.cycle_log.append({"label": label, "cycles": cycles, "n_rows": n_rows, "n_features": n_features,
                                "n_samples": params.max_samples if params.bootstrap else 0,
