@@ -14,7 +14,7 @@ from hw.forest import dataset_layout, forest_node_layout
 from hw.inference import InferenceGeometry
 from hw.system import IDENTIFIER, REGISTERS
 from sim.streams import StreamSink, StreamSource, unpack
-from sim.trees import PECapacity, bits, tree_from_nodes, tree_inputs
+from sim.trees import PECapacity, bits, dataset_beats, tree_from_nodes, tree_inputs
 
 __all__ = ["HostDriver", "SystemError_"]
 
@@ -93,10 +93,8 @@ class HostDriver:
         codes = np.asarray(codes, dtype=np.int64)
         n_rows, n_features = codes.shape
         await self.write("N_FEATURES", n_features)
-        for row in range(n_rows):
-            for feature in range(n_features):
-                self.dataset.send({"code": int(codes[row, feature]), "label": int(labels[row]),
-                                   "last": int(row == n_rows - 1 and feature == n_features - 1)})
+        for beat in dataset_beats(codes, labels):
+            self.dataset.send(beat)
         while not self.dataset.idle:
             await RisingEdge(self.dut.clk)
         await ClockCycles(self.dut.clk, 2)

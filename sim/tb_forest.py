@@ -6,8 +6,6 @@ with the golden model. Settings: ``random_forests``, ``datasets``, ``trees``,
 ``idle_probability``, ``stall_probability``, ``report`` (JSON file for cycle counts).
 """
 
-import json
-
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
@@ -15,7 +13,8 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.forest import dataset_layout, forest_node_layout
 from sim.streams import unpack
 from sim.testbench import StreamTestbench
-from sim.trees import PECapacity, assert_trees_equal, bits, configure_tree_inputs, tree_from_nodes
+from sim.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
+                       quantised_dataset, tree_from_nodes)
 from sw.model import TrainingParameters, train_forest
 
 class ForestTestbench(StreamTestbench):
@@ -32,12 +31,9 @@ class ForestTestbench(StreamTestbench):
 
     async def load(self, codes, labels):
         """Stream the dataset in, row by row, and wait until it is taken."""
-        n_rows, n_features = codes.shape
-        self.dut.n_features.value = n_features
-        for row in range(n_rows):
-            for feature in range(n_features):
-                self.dataset.send({"code": int(codes[row, feature]), "label": int(labels[row]),
-                                   "last": int(row == n_rows - 1 and feature == n_features - 1)})
+        self.dut.n_features.value = codes.shape[1]
+        for beat in dataset_beats(codes, labels):
+            self.dataset.send(beat)
         while not self.dataset.idle:
             await RisingEdge(self.dut.clk)
         await ClockCycles(self.dut.clk, 2)
@@ -128,18 +124,6 @@ class ForestTestbench(StreamTestbench):
         return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(6, self.max_trees))
 
 
-def write_report(tb):
-    path = tb.settings.get("report")
-    if path and tb.cycle_log:
-        try:
-            with open(path) as file:
-                log = json.load(file)
-        except (OSError, ValueError):
-            log = []
-        with open(path, "w") as file:
-            json.dump(log + tb.cycle_log, file)
-
-
 @cocotb.test()
 async def random_forests_match_model(dut):
     tb = ForestTestbench(dut)
@@ -147,20 +131,15 @@ async def random_forests_match_model(dut):
     for case in range(tb.settings.get("random_forests", 4)):
         codes, labels, params, seed, n_trees = tb.random_forest()
         await tb.check_forest(codes, labels, params, seed, n_trees, f"forest {case} {codes.shape} {params}")
-    write_report(tb)
+    tb.write_report()
 
 
 @cocotb.test()
 async def dataset_forests_match_model(dut):
-    from sw.datasets import load
-    from sw.quantize import RankQuantizer
     tb = ForestTestbench(dut)
     await tb.begin()
     for name in tb.settings.get("datasets", []):
-        data = load(name)
-        codes = RankQuantizer(code_bits=tb.code_bits).fit_transform(data.X).astype(np.int64)
-        labels = data.y.astype(np.int64)
-        n_classes = int(labels.max()) + 1
+        codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         for thesis in (False, True):
             params = (TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16, feature_sampling="tree")
                       if thesis else
@@ -169,7 +148,7 @@ async def dataset_forests_match_model(dut):
                                          max_features=max(1, int(codes.shape[1] ** 0.5))))
             await tb.check_forest(codes, labels, params, 99, tb.settings.get("trees", 4),
                                   f"{name} ({'thesis' if thesis else 'forest'} mode)")
-    write_report(tb)
+    tb.write_report()
 
 
 @cocotb.test()

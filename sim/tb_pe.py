@@ -10,15 +10,14 @@ Settings (from the runner): ``random_cases``, ``datasets`` (names for ``sw.datas
 write the per-tree cycle counts to).
 """
 
-import json
-
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.pe import list_request_layout, presorted_entry_layout
 from sim.testbench import StreamTestbench
-from sim.trees import PECapacity, assert_trees_equal, configure_tree_inputs, tree_from_nodes
+from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, quantised_dataset,
+                       tree_from_nodes)
 from sw.model import TrainingParameters, leaf_decision, presorted_order, train_tree
 
 class PETestbench(StreamTestbench):
@@ -193,7 +192,7 @@ async def random_trees_match_model(dut):
         codes, labels, params, seed, tree_index = tb.random_case()
         await tb.check_tree(codes, labels, params, seed, tree_index,
                             f"case {case} ({codes.shape}, {params})")
-    write_report(tb)
+    tb.write_report()
 
 
 @cocotb.test()
@@ -229,22 +228,17 @@ async def corner_cases_match_model(dut):
         settings.update(overrides)
         settings["max_samples"] = max(1, min(settings["max_samples"], tb.max_samples))
         await tb.check_tree(codes, labels, TrainingParameters(**settings), 2026, 11, label)
-    write_report(tb)
+    tb.write_report()
 
 
 @cocotb.test()
 async def datasets_match_model(dut):
     """Trees on real datasets (quantised with the rank quantiser, as the estimator does)."""
-    from sw.datasets import load
-    from sw.quantize import RankQuantizer
     tb = PETestbench(dut)
     await tb.begin()
     for name in tb.settings.get("datasets", []):
-        data = load(name)
-        codes = RankQuantizer(code_bits=tb.code_bits).fit_transform(data.X).astype(np.int64)
-        labels = data.y.astype(np.int64)
+        codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         n_rows, n_features = codes.shape
-        n_classes = int(labels.max()) + 1
         assert n_rows <= tb.max_rows and n_features <= tb.max_features and n_classes <= tb.classes, \
             f"{name} {codes.shape} with {n_classes} classes does not fit the PE built for the test"
         for tree in range(tb.settings.get("dataset_trees", 2)):
@@ -258,7 +252,7 @@ async def datasets_match_model(dut):
                                             max_features=max(1, int(n_features ** 0.5)))
             await tb.check_tree(codes, labels, params, 1234 + tree, tree,
                                 f"{name} tree {tree} ({'thesis' if thesis else 'forest'} mode)")
-    write_report(tb)
+    tb.write_report()
 
 
 @cocotb.test()
@@ -322,16 +316,3 @@ async def reset_and_restart_in_the_middle(dut):
         # else: a start while busy abandons the tree (check_tree starts again)
         codes, labels, params, seed, tree_index = tb.random_case()
         await tb.check_tree(codes, labels, params, seed, tree_index, f"after interruption {case}")
-
-
-def write_report(tb):
-    path = tb.settings.get("report")
-    if not path or not tb.cycle_log:
-        return
-    try:
-        with open(path) as file:
-            log = json.load(file)
-    except (OSError, ValueError):
-        log = []
-    with open(path, "w") as file:
-        json.dump(log + tb.cycle_log, file)

@@ -4,6 +4,7 @@ Settings from the runner, a random generator seeded by cocotb's seed (so a faili
 is reproduced with ``--seed``), stream drivers with random stalls, the clock and the reset.
 """
 
+import json
 import random
 
 import cocotb
@@ -62,3 +63,17 @@ class StreamTestbench:
         self.dut.rst.value = 0
         for sink in self.sinks:
             sink.clear()
+
+    def write_report(self):
+        """Append the testbench's ``cycle_log`` records to the JSON file named by ``report``."""
+        path = self.settings.get("report")
+        records = getattr(self, "cycle_log", [])
+        if not path or not records:
+            return
+        try:
+            with open(path) as file:
+                log = json.load(file)
+        except (OSError, ValueError):
+            log = []
+        with open(path, "w") as file:
+            json.dump(log + records, file)

@@ -14,7 +14,8 @@ from hw.pe import node_layout
 from sw.model import Tree
 from sim.streams import unpack
 
-__all__ = ["bits", "PECapacity", "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal"]
+__all__ = ["bits", "PECapacity", "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal",
+           "quantised_dataset", "dataset_beats"]
 
 
 def bits(maximum):
@@ -100,3 +101,22 @@ def assert_trees_equal(got, expected, label):
             raise AssertionError(f"{label}: {field.name} differs first at node {first}: got "
                                  f"{a[max(0, first - 2):first + 3].tolist()}, model "
                                  f"{b[max(0, first - 2):first + 3].tolist()}")
+
+
+def quantised_dataset(name, code_bits):
+    """A thesis dataset as the estimator sees it: rank-quantised codes, labels, classes."""
+    from sw.datasets import load
+    from sw.quantize import RankQuantizer
+    data = load(name)
+    codes = RankQuantizer(code_bits=code_bits).fit_transform(data.X).astype(np.int64)
+    labels = data.y.astype(np.int64)
+    return codes, labels, int(labels.max()) + 1
+
+
+def dataset_beats(codes, labels):
+    """The ``dataset`` stream of the forest trainer: row by row, one code per beat."""
+    n_rows, n_features = codes.shape
+    for row in range(n_rows):
+        for feature in range(n_features):
+            yield {"code": int(codes[row, feature]), "label": int(labels[row]),
+                   "last": int(row == n_rows - 1 and feature == n_features - 1)}
