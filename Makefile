@@ -33,8 +33,9 @@ resources: $(STAMP)
 	$(VPY) -m hw.resources --out $(BUILD)/resources --report results/resources.md
 
 # Fmax lower-bound proxy: nextpnr-ecp5 on a Lattice ECP5-85K, a slower family (~5 min).
+# The system designs only when named: make fmax FMAX_ARGS=forest_system (~10 min).
 fmax: $(STAMP)
-	$(VPY) -m hw.fmax --out $(BUILD)/fmax --report results/fmax.md
+	$(VPY) -m hw.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
 
 # Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
 # build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.

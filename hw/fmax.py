@@ -35,7 +35,7 @@ from amaranth.back import rtlil
 
 from hw.elaborate import DESIGNS
 
-__all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "synthesise", "place_and_route", "fmax", "report",
+__all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "ON_REQUEST", "default_designs", "synthesise", "place_and_route", "fmax", "report",
            "main"]
 
 _BIN = Path(sys.executable).parent
@@ -60,8 +60,18 @@ FMAX_PARAMETERS = {
     "forest_trainer": {"pe_count": 1},
 }
 
+#: Designs placed only when named: each contains the PE (whose paths the ``processing_element``
+#: run already shows) and takes 5 to 12 minutes to place and route here.
+ON_REQUEST = ("forest_top", "forest_system", "forest_trainer")
+
 #: Top-level module name of every probe.
 TOP = "fmax_probe"
+
+
+def default_designs(designs=None):
+    """The designs ``make fmax`` places when none are named: all but :data:`ON_REQUEST`."""
+    designs = DESIGNS if designs is None else designs
+    return [name for name in sorted(designs) if name not in ON_REQUEST]
 
 
 def synthesise(base, out_dir, parameters=None):
@@ -250,7 +260,8 @@ def main(argv=None):
                         help="designs placed and routed at once (default: %(default)s)")
     parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
                         help="change a design's parameter (repeatable)")
-    parser.add_argument("designs", nargs="*", metavar="DESIGN", help="default: all designs")
+    parser.add_argument("designs", nargs="*", metavar="DESIGN",
+                        help=f"default: all designs but {', '.join(ON_REQUEST)} (slow; name them)")
     arguments = parser.parse_args(argv)
     unknown = sorted(set(arguments.designs) - set(DESIGNS))
     if unknown:
@@ -259,7 +270,7 @@ def main(argv=None):
         overrides = parse_overrides(arguments.set)
     except ValueError as error:
         parser.error(str(error))
-    names = arguments.designs or sorted(DESIGNS)
+    names = arguments.designs or default_designs()
 
     def run(base):
         print(f"{base}: synth_ecp5 + nextpnr-ecp5 (LFE5U-85F, speed {arguments.speed})...",

@@ -6,7 +6,7 @@ import pytest
 
 import hw.fmax
 from hw.elaborate import DESIGNS
-from hw.fmax import _critical_sources, _overflow, fmax, main, report
+from hw.fmax import _critical_sources, _overflow, default_designs, fmax, main, report
 
 pytestmark = pytest.mark.skipif("partition_unit" not in DESIGNS, reason="no partition_unit design")
 
@@ -78,3 +78,9 @@ def test_smaller_parameters_when_too_big(tmp_path, monkeypatch):
     assert result["parameters"]["max_rows"] == 16
     assert "to keep the run short" in result["note"] and "too big for the ECP5-85K" in result["note"]
     assert result["fmax_mhz"] == 123.0
+
+
+def test_systems_only_on_request():
+    designs = {"gini_scanner": None, "forest_system": None, "forest_trainer": None,
+               "processing_element": None}
+    assert default_designs(designs) == ["gini_scanner", "processing_element"]
