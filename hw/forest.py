@@ -151,6 +151,8 @@ class ForestTrainer(wiring.Component):
         m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
         label_write = labels.write_port()
         label_read = labels.read_port()
+        # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
+        code_lookups = [(codes.read_port(), labels.read_port()) for _ in range(self.pe_count)]
         entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
         m.submodules.presorted = presorted = Memory(shape=entry, depth=max_features * max_rows, init=[])
         presorted_write = presorted.write_port()
@@ -248,6 +250,25 @@ class ForestTrainer(wiring.Component):
                 with m.If(pe.list_requests.valid):
                     m.d.sync += [address.eq(pe.list_requests.p.feature * max_rows),
                                  remaining.eq(n_rows)]
+
+        # ------------------------------------------------------------ code look-ups
+        # One answer register per PE: a request is taken when the answer slot is free (or
+        # is being taken); the read ports only move then, so an answer holds under stalls.
+        for index, (pe, (code_port, label_port)) in enumerate(zip(pes, code_lookups)):
+            answer_valid = Signal(name=f"lookup{index}_valid")
+            take = pe.code_requests.valid & (~answer_valid | pe.codes.ready)
+            m.d.comb += [
+                pe.code_requests.ready.eq(~answer_valid | pe.codes.ready),
+                code_port.addr.eq(pe.code_requests.p.feature * max_rows + pe.code_requests.p.row),
+                label_port.addr.eq(pe.code_requests.p.row),
+                code_port.en.eq(take), label_port.en.eq(take),
+                pe.codes.valid.eq(answer_valid),
+                pe.codes.p.code.eq(code_port.data), pe.codes.p.label.eq(label_port.data),
+            ]
+            with m.If(take):
+                m.d.sync += answer_valid.eq(1)
+            with m.Elif(pe.codes.ready):
+                m.d.sync += answer_valid.eq(0)
 
         # ------------------------------------------------------------ dispatcher and merger
         next_tree = Signal(self.tree_bits + 1)

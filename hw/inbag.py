@@ -91,6 +91,9 @@ class InBagBuilder(wiring.Component):
         golden model draws the node features right after the bootstrap, from the same
         generator (``sw.model.NodeFeatureDrawer``). The stream is started on every tree,
         with or without bootstrap.
+    drawn, drawn_row : Out
+        A pulse for every bootstrap draw as it is counted, with the row drawn (a PE keeps
+        small bootstraps itself instead of filtering whole lists).
     """
 
     def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, tree_index_bits=16,
@@ -128,6 +131,8 @@ class InBagBuilder(wiring.Component):
             "bad_config": Out(1),
             "draw_requests": In(stream.Signature(request_layout(draw_bound_bits))),
             "draws": Out(stream.Signature(draw_layout(draw_bound_bits))),
+            "drawn": Out(1),
+            "drawn_row": Out(self.row_bits),
         })
 
     def elaborate(self, platform):
@@ -187,6 +192,7 @@ class InBagBuilder(wiring.Component):
                     m.d.sync += [pending.eq(1), pending_row.eq(random.draws.p.value),
                                  draws_counted.eq(draws_counted + 1)]
                 with m.If(pending):
+                    m.d.comb += [self.drawn.eq(1), self.drawn_row.eq(pending_row)]
                     m.d.comb += [weight_write.addr.eq(pending_row),
                                  weight_write.data.generation.eq(generation),
                                  weight_write.data.weight.eq(current_weight + 1), weight_write.en.eq(1)]

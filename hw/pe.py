@@ -18,11 +18,16 @@ cycle model and measurements are ``docs/gateware.md``). One PE is
 * a tree writer that streams the finished node list out in the model's node format.
 
 Thesis mode (one feature per tree, ``one_feature_per_tree = 1``) is a configuration of
-the same PE: only the tree's feature is requested and filled (into lane 0, slot 0), and
-no partition is needed (the split feature's own list is already partitioned).
+the same PE: only the tree's feature is filled (into lane 0, slot 0), and no partition is
+needed (the split feature's own list is already partitioned). With a bootstrap of at most
+``sparse_rows`` draws (the thesis's 16) no list is read at all: the PE keeps the distinct
+drawn rows with their weights, asks for their codes (``code_requests`` / ``codes``, the
+dataset bank addressed {feature, row}) and insertion-sorts them by (code, row), which is
+exactly the in-bag list the filter would give, in a few cycles per row instead of one per
+dataset row.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -32,7 +37,8 @@ from hw.inbag import InBagBuilder
 from hw.lane import FeatureLane, LaneCommand
 from hw.partition import decision_layout
 
-__all__ = ["ProcessingElement", "list_request_layout", "presorted_entry_layout", "node_layout"]
+__all__ = ["ProcessingElement", "list_request_layout", "presorted_entry_layout", "node_layout",
+           "code_request_layout", "code_answer_layout"]
 
 
 def list_request_layout(feature_bits):
@@ -43,6 +49,16 @@ def list_request_layout(feature_bits):
 def presorted_entry_layout(row_bits, code_bits, label_bits):
     """One entry of a requested presorted list (ascending codes, ``last`` on the final row)."""
     return data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits, "last": 1})
+
+
+def code_request_layout(feature_bits, row_bits):
+    """The PE asks for the code of one (feature, row) (the sparse fill of small bootstraps)."""
+    return data.StructLayout({"feature": feature_bits, "row": row_bits})
+
+
+def code_answer_layout(code_bits, label_bits):
+    """The code of the requested (feature, row) and the row's label."""
+    return data.StructLayout({"code": code_bits, "label": label_bits})
 
 
 def node_layout(*, node_bits, feature_bits, code_bits, classes, count_bits, position_bits,
@@ -98,6 +114,10 @@ class ProcessingElement(wiring.Component):
         ``min(2 * max_inbag_rows - 1, 2 ** (max_depth + 1) - 1)``.
     tree_index_bits : int
         Width of the tree index (1 to 32).
+    sparse_rows : int
+        Largest thesis-mode bootstrap filled by code look-ups and an insertion sort
+        instead of a list filter (0 to 64; 0: never). Costs ``sparse_rows`` entries of
+        registers and comparators.
 
     Members
     -------
@@ -120,11 +140,14 @@ class ProcessingElement(wiring.Component):
         The requested lists, back to back, ``n_rows`` entries each.
     nodes : Out(stream.Signature(node_layout(...)))
         The trained tree, node 0 first, ``last`` on the final node.
+    code_requests : Out(stream.Signature(code_request_layout(...)))
+    codes : In(stream.Signature(code_answer_layout(...)))
+        The sparse fill's look-ups, answered in order.
     """
 
     def __init__(self, *, max_rows=256, max_samples=256, max_inbag_rows=None, max_features=16,
                  feature_lanes=4, code_bits=16, classes=4, max_depth=16, max_nodes=None,
-                 tree_index_bits=16):
+                 tree_index_bits=16, sparse_rows=32):
         try:
             check_integer("max_rows", max_rows, 2, 1 << 20)
             check_integer("max_samples", max_samples, 1, 1 << 20)
@@ -146,6 +169,7 @@ class ProcessingElement(wiring.Component):
                 max_nodes = largest_tree
             check_integer("max_nodes", max_nodes, 1, 1 << 20)
             check_integer("tree_index_bits", tree_index_bits, 1, 32)
+            check_integer("sparse_rows", sparse_rows, 0, 64)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
@@ -159,6 +183,7 @@ class ProcessingElement(wiring.Component):
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.tree_index_bits = tree_index_bits
+        self.sparse_rows = sparse_rows
 
         self.lane_bits = (feature_lanes - 1).bit_length()
         self.slots = -(-max_features // feature_lanes)
@@ -200,6 +225,8 @@ class ProcessingElement(wiring.Component):
             "presorted": In(stream.Signature(presorted_entry_layout(self.row_bits, code_bits,
                                                                     self.label_bits))),
             "nodes": Out(stream.Signature(self.node_layout)),
+            "code_requests": Out(stream.Signature(code_request_layout(self.feature_bits, self.row_bits))),
+            "codes": In(stream.Signature(code_answer_layout(code_bits, self.label_bits))),
         })
 
     def elaborate(self, platform):
@@ -390,6 +417,54 @@ class ProcessingElement(wiring.Component):
                                 is_leaf(right_counts, rows_right, child_depth))
         split_feature = Mux(thesis, tree_feature, best_feature)
 
+        # ---------------------------------------------------------------- sparse fill
+        # Thesis-mode bootstraps of at most sparse_rows draws: the distinct drawn rows and
+        # their weights are kept here as they are drawn, their codes looked up, and the
+        # rows insertion-sorted by (code, row): the tree's in-bag list without a filter.
+        S = max(1, self.sparse_rows)
+        sparse = Signal()
+        drawn_rows = [Signal(self.row_bits, name=f"drawn_row{k}") for k in range(S)]
+        drawn_weights = [Signal(self.weight_bits, name=f"drawn_weight{k}") for k in range(S)]
+        drawn_count = Signal(range(S + 1))
+        looked_up = Signal(range(S + 1))
+        answered = Signal(range(S + 1))
+        sorted_rows = [Signal(self.row_bits, name=f"sorted_row{k}") for k in range(S)]
+        sorted_codes = [Signal(code_bits, name=f"sorted_code{k}") for k in range(S)]
+        sorted_labels = [Signal(self.label_bits, name=f"sorted_label{k}") for k in range(S)]
+        sorted_weights = [Signal(self.weight_bits, name=f"sorted_weight{k}") for k in range(S)]
+        sparse_write = Signal(range(S + 1))
+        with m.If(sparse & inbag.drawn):
+            matches = [(k < drawn_count) & (drawn_rows[k] == inbag.drawn_row) for k in range(S)]
+            for k in range(S):
+                with m.If(matches[k]):
+                    m.d.sync += drawn_weights[k].eq(drawn_weights[k] + 1)
+            with m.If(~Cat(matches).any()):
+                for k in range(S):
+                    with m.If(drawn_count == k):
+                        m.d.sync += [drawn_rows[k].eq(inbag.drawn_row), drawn_weights[k].eq(1)]
+                m.d.sync += drawn_count.eq(drawn_count + 1)
+        new_row = Array(drawn_rows)[answered]
+        new_weight = Array(drawn_weights)[answered]
+        new_code = self.codes.p.code
+        goes_before = [Signal(name=f"goes_before{k}") for k in range(S)]
+        for k in range(S):
+            m.d.comb += goes_before[k].eq((k >= answered) | (new_code < sorted_codes[k]) |
+                                          ((new_code == sorted_codes[k]) & (new_row < sorted_rows[k])))
+
+        def insert():
+            """Insert the answered row: entries from its place on move up by one."""
+            for k in range(S):
+                with m.If(goes_before[k]):
+                    if k == 0:
+                        source = (new_row, new_code, self.codes.p.label, new_weight)
+                    else:
+                        source = tuple(Mux(goes_before[k - 1], entry[k - 1], new)
+                                       for entry, new in zip(
+                                           (sorted_rows, sorted_codes, sorted_labels, sorted_weights),
+                                           (new_row, new_code, self.codes.p.label, new_weight)))
+                    m.d.sync += [sorted_rows[k].eq(source[0]), sorted_codes[k].eq(source[1]),
+                                 sorted_labels[k].eq(source[2]), sorted_weights[k].eq(source[3])]
+
         # ---------------------------------------------------------------- tree writer
         write_index = Signal(self.node_bits + 1)
         write_staged = Signal()
@@ -444,6 +519,8 @@ class ProcessingElement(wiring.Component):
                         n_rows.eq(self.n_rows), n_features.eq(self.n_features),
                         features_per_node.eq(self.features_per_node),
                         thesis.eq(self.one_feature_per_tree), depth_limited.eq(self.depth_limited),
+                    sparse.eq(self.one_feature_per_tree & self.bootstrap & (self.n_samples <= self.sparse_rows)),
+                    drawn_count.eq(0),
                         depth_limit.eq(self.depth_limit), min_samples_split.eq(self.min_samples_split),
                         min_samples_leaf.eq(self.min_samples_leaf),
                     ]
@@ -481,8 +558,43 @@ class ProcessingElement(wiring.Component):
                 with m.If(inbag.draw_requests.ready):
                     m.d.sync += draw_asked.eq(1)
                 with m.If(inbag.draws.valid):
-                    m.d.sync += [tree_feature.eq(inbag.draws.p.value), draw_asked.eq(0)]
-                    m.next = "Fill the lists"
+                    m.d.sync += [tree_feature.eq(inbag.draws.p.value), draw_asked.eq(0),
+                                 looked_up.eq(0), answered.eq(0), sparse_write.eq(0)]
+                    with m.If(sparse):
+                        m.next = "Look up the drawn rows"
+                    with m.Else():
+                        m.next = "Fill the lists"
+
+            with m.State("Look up the drawn rows"):
+                m.d.comb += [self.busy.eq(1),
+                             self.code_requests.valid.eq(looked_up < drawn_count),
+                             self.code_requests.p.feature.eq(tree_feature),
+                             self.code_requests.p.row.eq(Array(drawn_rows)[looked_up]),
+                             self.codes.ready.eq(1)]
+                with m.If(self.code_requests.valid & self.code_requests.ready):
+                    m.d.sync += looked_up.eq(looked_up + 1)
+                with m.If(self.codes.valid):
+                    insert()
+                    m.d.sync += answered.eq(answered + 1)
+                    if classes < (1 << self.label_bits):
+                        with m.If(self.codes.p.label >= classes):
+                            abort(self.bad_input)
+                with m.If(answered == drawn_count):
+                    m.next = "Write the sparse list"
+
+            with m.State("Write the sparse list"):
+                # Sorted rows into lane 0, slot 0, counting the root's classes on the way.
+                label = Array(sorted_labels)[sparse_write]
+                weight = Array(sorted_weights)[sparse_write]
+                m.d.comb += [self.busy.eq(1), lanes[0].fill_enable.eq(1),
+                             lanes[0].fill_address.eq(sparse_write),
+                             lanes[0].fill_entry.row.eq(Array(sorted_rows)[sparse_write]),
+                             lanes[0].fill_entry.code.eq(Cat(Array(sorted_codes)[sparse_write], label)),
+                             lanes[0].fill_entry.weight.eq(weight)]
+                m.d.sync += [root_counts[label].eq(root_counts[label] + weight),
+                             sparse_write.eq(sparse_write + 1)]
+                with m.If(sparse_write == drawn_count - 1):
+                    m.next = "Write the root"
                 on_start()
 
             with m.State("Fill the lists"):

@@ -14,7 +14,7 @@ import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from hw.pe import list_request_layout, presorted_entry_layout
+from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_entry_layout
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, quantised_dataset,
                        tree_from_nodes)
@@ -31,7 +31,11 @@ class PETestbench(StreamTestbench):
         self.presorted = self.source("presorted", presorted_entry_layout(capacity.row_bits, self.code_bits,
                                                                           self.label_bits))
         self.nodes = self.sink("nodes", capacity.node_layout)
+        self.code_requests = self.sink("code_requests", code_request_layout(capacity.feature_bits,
+                                                                            capacity.row_bits))
+        self.codes = self.source("codes", code_answer_layout(self.code_bits, self.label_bits))
         self.served = 0
+        self.looked_up = 0
         self.lists = None               # feature -> list of presorted entries
         self.cycle_log = []
 
@@ -42,9 +46,11 @@ class PETestbench(StreamTestbench):
     async def reset(self, cycles=2):
         await super().reset(cycles)
         self.served = 0
+        self.looked_up = 0
 
     async def serve_lists(self):
-        """Answer every list request with that feature's presorted list."""
+        """Answer every list request with that feature's presorted list, and every code
+        look-up with the code and label of that (feature, row)."""
         while True:
             await RisingEdge(self.dut.clk)
             while self.served < len(self.requests.received):
@@ -52,6 +58,11 @@ class PETestbench(StreamTestbench):
                 self.served += 1
                 for entry in self.lists[feature]:
                     self.presorted.send(entry)
+            while self.looked_up < len(self.code_requests.received):
+                request = self.code_requests.received[self.looked_up]
+                self.looked_up += 1
+                self.codes.send({"code": int(self.data[0][request["row"], request["feature"]]),
+                                 "label": int(self.data[1][request["row"]])})
 
     def configure(self, n_rows, n_features, params, seed, tree_index):
         dut = self.dut
@@ -63,6 +74,9 @@ class PETestbench(StreamTestbench):
 
     async def start(self):
         self.requests.clear()
+        self.code_requests.clear()
+        self.codes.clear()
+        self.looked_up = 0
         self.nodes.clear()
         self.presorted.clear()
         self.served = 0
@@ -72,6 +86,7 @@ class PETestbench(StreamTestbench):
         self.dut.start.value = 0
 
     def prepare_lists(self, codes, labels):
+        self.data = (np.asarray(codes), np.asarray(labels))
         order = presorted_order(codes)
         n_rows = codes.shape[0]
         self.lists = [[{"row": int(row), "code": int(codes[row, feature]), "label": int(labels[row]),
@@ -129,6 +144,11 @@ class PETestbench(StreamTestbench):
         await RisingEdge(self.dut.clk)
         # Every list the PE asked for must have been taken whole (nothing left for the next tree).
         assert self.presorted.idle, f"{label}: {len(self.presorted.queue)} presorted entries were left unread"
+        assert self.codes.idle, f"{label}: {len(self.codes.queue)} code answers were left unread"
+        sparse = (params.feature_sampling == "tree" and params.bootstrap
+                  and params.max_samples <= self.design.get("sparse_rows", 32))
+        assert (len(self.code_requests.received) > 0) == sparse and (len(self.requests.received) > 0) != sparse, \
+            f"{label}: the sparse fill should {'' if sparse else 'not '}have been used"
         if overflow:
             assert flags["depth_overflow"] == 1 and flags["done"] == 0, f"{label}: expected depth_overflow, got {flags}"
             return None
@@ -175,6 +195,8 @@ class PETestbench(StreamTestbench):
         max_depth = rng.choice([None, 1, 2, 4, rng.randint(1, self.max_depth), self.max_depth])
         if thesis:
             max_depth = rng.choice([4, max_depth])
+            if bootstrap and rng.random() < 0.7:             # small bootstraps: the sparse fill
+                max_samples = min(self.max_samples, rng.choice([16, rng.randint(1, 33)]))
         params = TrainingParameters(
             n_classes=n_classes, max_depth=max_depth, max_samples=max_samples, bootstrap=bootstrap,
             max_features=rng.choice([1, rng.randint(1, n_features), n_features, max(1, int(n_features ** 0.5))]),
@@ -217,6 +239,12 @@ async def corner_cases_match_model(dut):
         "thesis: 16 samples, depth 4": (rng.integers(0, 1 << tb.code_bits, (min(150, tb.max_rows), F)),
                                         rng.integers(0, min(3, tb.classes), min(150, tb.max_rows)),
                                         dict(max_samples=16, max_depth=4, feature_sampling="tree")),
+        "thesis: 16 samples, few distinct codes (ties in the sparse sort)": (
+            rng.integers(0, 3, (min(150, tb.max_rows), F)), rng.integers(0, min(3, tb.classes), min(150, tb.max_rows)),
+            dict(max_samples=16, max_depth=4, feature_sampling="tree")),
+        "thesis: bootstrap one more than the sparse fill holds": (
+            rng.integers(0, 4, (min(150, tb.max_rows), F)), rng.integers(0, 2, min(150, tb.max_rows)),
+            dict(max_samples=tb.design.get("sparse_rows", 32) + 1, max_depth=4, feature_sampling="tree")),
         "deepest tree the PE holds": (np.arange(full)[:, None].repeat(F, 1), np.arange(full) % 2,
                                       dict(bootstrap=False, max_depth=tb.max_depth, max_features=F)),
     }
