@@ -9,6 +9,7 @@ measured cycles beside the analytical model of ``docs/gateware.md``:
 
     model = start-up + 3 * inbag * depth * ceil(features / lanes)
     start-up = n_samples (draws) + lists * n_rows (lists filtered)
+             = n_samples (draws) + 3 * inbag (sparse fill: thesis mode, <= 32 draws)
 
 where ``lists`` is the number of features whose lists are filled (1 in thesis mode).
 """
@@ -34,7 +35,9 @@ def cycle_model(record, lanes):
     """The analytical cycle count of one tree (``record`` from the testbench's report)."""
     n_rows, inbag, depth = record["n_rows"], record["inbag"], max(1, record["depth"])
     features = 1 if record["mode"] == "tree" else record["n_features"]
-    start_up = record.get("n_samples", n_rows) + record["lists"] * n_rows
+    draws = record.get("n_samples", n_rows)
+    sparse = record["mode"] == "tree" and 0 < draws <= BUILD.get("sparse_rows", 32)
+    start_up = draws + (3 * inbag if sparse else record["lists"] * n_rows)
     return start_up + 3 * inbag * depth * -(-features // lanes)
 
 
