@@ -1,0 +1,56 @@
+"""The thesis's reported random-forest numbers (Tables 4.1 and 4.2), as data.
+
+Source: Parisa Abdolrahim Poorheravi, *Software and FPGA-Based Hardware to Accelerate
+Machine Learning Classifiers*, MASc thesis, University of Waterloo, 2022, section 4.7-4.8,
+Table 4.1 (datasets) and Table 4.2 ("Comparing accuracies and run time of the proposed
+hardware implementation and Scikit-learn random forest"); transcribed in the project's
+notes (``shared/notes/thesis_tables.md``) and checked against the thesis text.
+
+Set-up stated there: 250 trees of depth 4, "5x cross validation", datasets split about
+70/30 with test subsets a multiple of 16, an Intel Arria 10 10AX115N3F45I2SG clocked at
+100 MHz (Quartus Prime Pro 20.0, simulated in ModelSim), software on an Intel Core i7 @
+3.00 GHz ("Scikit-learn random forest"). The thesis's hardware accuracy is that of its
+thesis-mode design; its time column does not say whether data transfer is included.
+"""
+
+__all__ = ["CITATION", "SETUP", "THESIS_TABLE_4_2", "THESIS_CLOCK_HZ", "THESIS_TREES",
+           "THESIS_DEPTH", "THESIS_AVERAGE_SPEEDUP", "thesis_row"]
+
+CITATION = ("P. Abdolrahim Poorheravi, \"Software and FPGA-Based Hardware to Accelerate Machine "
+            "Learning Classifiers\", MASc thesis, University of Waterloo, 2022, Table 4.2")
+
+SETUP = ("250 trees, depth 4, 5-fold CV, Arria 10 10AX115N3F45I2SG at 100 MHz; "
+         "scikit-learn on a Core i7 @ 3.00 GHz")
+
+THESIS_CLOCK_HZ = 100_000_000
+THESIS_TREES = 250
+THESIS_DEPTH = 4
+#: "The run time of the proposed method is on average 50x faster than the software" (4.8.1).
+THESIS_AVERAGE_SPEEDUP = 50
+
+#: Table 4.2 (and Table 4.1's size and classes), keyed by this project's dataset names.
+#: ``hw_*`` = the thesis's FPGA design, ``sklearn_*`` = its scikit-learn baseline.
+THESIS_TABLE_4_2 = {
+    "iris": {"title": "Fisher Iris", "size": "150x4", "classes": 3,
+             "hw_accuracy": 86.0, "sklearn_accuracy": 96.25, "hw_ms": 29.64, "sklearn_ms": 1710.24},
+    "sonar": {"title": "Sonar", "size": "208x60", "classes": 2,
+              "hw_accuracy": 53.0, "sklearn_accuracy": 71.25, "hw_ms": 37.23, "sklearn_ms": 2099.39},
+    "breast_cancer_coimbra": {"title": "Breast Cancer Coimbra", "size": "116x10", "classes": 2,
+                              "hw_accuracy": 59.0, "sklearn_accuracy": 76.25, "hw_ms": 37.7,
+                              "sklearn_ms": 1732.03},
+    "heart_failure": {"title": "Heart Failure", "size": "299x13", "classes": 2,
+                      "hw_accuracy": 75.0, "sklearn_accuracy": 86.25, "hw_ms": 38.56,
+                      "sklearn_ms": 1846.68},
+    "cmc": {"title": "Contraceptive (CMC)", "size": "1473x9", "classes": 3,
+            "hw_accuracy": 49.0, "sklearn_accuracy": 51.25, "hw_ms": 37.91, "sklearn_ms": 2192.42},
+    "ctg": {"title": "Cardiotocography (CTG)", "size": "2126x23", "classes": 3,
+            "hw_accuracy": 74.0, "sklearn_accuracy": 98.75, "hw_ms": 38.08, "sklearn_ms": 3336.08},
+}
+
+
+def thesis_row(name):
+    """Table 4.2's numbers for dataset ``name`` plus its speed-up, or None if not in the table."""
+    row = THESIS_TABLE_4_2.get(name)
+    if row is None:
+        return None
+    return {**row, "speedup": row["sklearn_ms"] / row["hw_ms"]}
