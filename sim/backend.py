@@ -12,13 +12,15 @@ rounded up to powers of two (so a handful of builds serve every dataset), ``pe_c
 PEs, ``feature_lanes`` lanes.
 """
 
+import concurrent.futures
 import os
 import pickle
 import tempfile
+import time
 
 from sim.runner import simulate
 
-__all__ = ["design_for", "train", "predict", "CLOCK_HZ"]
+__all__ = ["design_for", "train", "train_batch", "predict", "CLOCK_HZ"]
 
 #: The clock the modelled times assume (the thesis's Arria 10 design ran at 100 MHz).
 CLOCK_HZ = 100_000_000
@@ -43,27 +45,51 @@ def design_for(n_rows, n_features, n_classes, n_trees, params, *, pe_count=2, fe
     }
 
 
-def _session(design, job):
+def _check_holds(design, codes, params, n_trees):
+    """Refuse a ``design`` too small for the job, naming the parameter."""
+    n_rows, n_features = codes.shape
+    needed = {"max_rows": n_rows, "max_samples": params.max_samples, "max_features": n_features,
+              "classes": params.n_classes, "max_trees": n_trees,
+              "code_bits": max(1, int(codes.max(initial=0)).bit_length())}
+    if params.max_depth is not None:
+        needed["max_depth"] = params.max_depth
+    for name, value in needed.items():
+        if name not in design:
+            raise ValueError(f"design has no {name!r} (needed: {value})")
+        if value > design[name]:
+            raise ValueError(f"design {name} = {design[name]} is too small: the job needs {value}")
+
+
+def _session(design, job, module="sim.session", setting="job", **settings):
     with tempfile.TemporaryDirectory(prefix="hwforest-") as folder:
         job_path, result_path = os.path.join(folder, "job.pkl"), os.path.join(folder, "result.pkl")
         with open(job_path, "wb") as file:
             pickle.dump(job, file)
-        simulate("forest_system", "sim.session", parameters=design,
-                 testbench={"job": job_path, "result": result_path})
+        simulate("forest_system", module, parameters=design,
+                 testbench={setting: job_path, "result": result_path, **settings})
         with open(result_path, "rb") as file:
             return pickle.load(file)
 
 
 def train(codes, labels, params, seed, n_trees, *, pe_count=2, feature_lanes=8, code_bits=16,
-          predict_codes=None, predict_labels=None):
+          predict_codes=None, predict_labels=None, design=None):
     """Train ``n_trees`` trees in the simulated accelerator (and optionally predict rows).
+
+    ``design`` (a dict of ``ForestSystem`` parameters) replaces :func:`design_for`'s
+    choice, so that one Verilator build can serve many datasets; it must hold the data
+    (``ValueError`` naming the parameter otherwise), and ``pe_count``, ``feature_lanes``
+    and ``code_bits`` are then ignored.
 
     Returns a dict: ``trees`` (list of ``sw.model.Tree``), ``train_cycles``,
     ``sort_cycles``, ``design``, and with ``predict_codes`` the keys of :func:`predict`.
     """
     n_rows, n_features = codes.shape
-    design = design_for(n_rows, n_features, params.n_classes, n_trees, params, pe_count=pe_count,
-                        feature_lanes=feature_lanes, code_bits=code_bits)
+    if design is None:
+        design = design_for(n_rows, n_features, params.n_classes, n_trees, params,
+                            pe_count=pe_count, feature_lanes=feature_lanes, code_bits=code_bits)
+    else:
+        design = dict(design)
+        _check_holds(design, codes, params, n_trees)
     job = {"train": {"codes": codes, "labels": labels, "params": params, "seed": seed,
                      "n_trees": n_trees}}
     if predict_codes is not None:
@@ -71,6 +97,67 @@ def train(codes, labels, params, seed, n_trees, *, pe_count=2, feature_lanes=8, 
     result = _session(design, job)
     result["design"] = design
     return result
+
+
+def train_batch(jobs, design, *, watch_cycles=16, progress=None):
+    """Run several training jobs on one build ``design`` in a single simulator run.
+
+    ``jobs`` is a list of dicts ``{"codes", "labels", "params", "seed", "n_trees"}``
+    (the arguments of :func:`train`). One elaboration and one simulator start serve them
+    all (:mod:`sim.batch_session`). Returns one dict per job: ``trees``, ``train_cycles``,
+    ``sort_cycles`` and ``tree_cycles``, the cycles each tree took (from when each tree's
+    last node left the accelerator, to within ``watch_cycles``; per tree only when
+    ``design["pe_count"]`` is 1; what ``train_cycles - sort_cycles`` holds beyond their sum
+    is the run's fixed start and finish), and ``wall_seconds``.
+    ``progress(jobs_done)`` is called (from this thread) as jobs finish.
+    """
+    design = dict(design)
+    for job in jobs:
+        _check_holds(design, job["codes"], job["params"], job["n_trees"])
+    settings = {"watch_cycles": watch_cycles}
+    with tempfile.TemporaryDirectory(prefix="hwforest-") as folder:
+        if progress is not None:
+            settings["progress"] = os.path.join(folder, "progress.txt")
+        run = concurrent.futures.ThreadPoolExecutor(1)
+        future = run.submit(_session, design, [dict(job) for job in jobs],
+                            module="sim.batch_session", setting="jobs", **settings)
+        run.shutdown(wait=False)
+        done = 0
+        while progress is not None and not future.done():
+            time.sleep(0.5)
+            if os.path.exists(settings["progress"]):
+                with open(settings["progress"]) as file:
+                    now = len(file.read().split())
+                if now > done:
+                    done = now
+                    progress(done)
+        results = future.result()
+    for job, result in zip(jobs, results):
+        result["design"] = design
+        result["tree_cycles"] = _tree_cycles(result, job["n_trees"])
+    return results
+
+
+def _tree_cycles(result, n_trees):
+    """Cycles of each tree from the (cycle, trees finished) marks; they sum to the total."""
+    marks = result["tree_end_cycles"]
+    ends = []
+    previous_cycle, previous_count = None, 0
+    for cycle, count in marks:
+        if previous_cycle is not None and count > previous_count + 1:
+            # Several trees ended within one watch window: spread the window evenly.
+            step = (cycle - previous_cycle) / (count - previous_count)
+            ends += [previous_cycle + step * (i + 1) for i in range(count - previous_count)]
+        else:
+            ends += [cycle] * (count - previous_count)
+        previous_cycle, previous_count = cycle, count
+    if len(ends) != n_trees:
+        total = result["train_cycles"] - result["sort_cycles"]
+        return [total / n_trees] * n_trees
+    # The first tree starts when the presort ends (the register writes before the start
+    # and the watch window make this a few cycles long).
+    first_start = result["started_cycle"] + result["sort_cycles"]
+    return [b - a for a, b in zip([first_start, *ends], ends)]
 
 
 def predict(trees, codes, design, *, labels=None):

@@ -1,0 +1,75 @@
+"""Several training jobs in one run of the simulated accelerator: ``sim.backend.train_batch``.
+
+The cocotb side of :func:`sim.backend.train_batch`. One simulator start (and one
+elaboration of the design) serves every job, which matters for big builds: elaborating a
+2,048-row, 64-feature ``ForestSystem`` alone takes a minute or more. Reads a list of jobs
+(a pickle named by the testbench setting ``jobs``), each ``{"codes", "labels", "params",
+"seed", "n_trees"}``; for each, streams the dataset in, trains through the register map
+(:class:`sim.host.HostDriver`) and records, besides the trees and the ``CYCLES`` /
+``SORT_CYCLES`` registers, the cycle at which each tree's last node left the ``trees``
+stream (sampled every ``watch_cycles`` cycles), so per-tree cycles can be told apart
+when the build has one PE. Writes the list of results (a pickle named by ``result``) and,
+after each job, a line to the file named by ``progress`` (if any).
+"""
+
+import pickle
+import random
+import time
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles
+
+from sim.host import HostDriver
+from sim.runner import testbench_parameters
+from sim.streams import unpack
+
+
+async def _watch_tree_ends(host, finished, watch_cycles):
+    """Append (cycle, trees finished so far) whenever another tree's last node has left."""
+    seen = ends = 0
+    layout = host.capacity.node_layout
+    while True:
+        await ClockCycles(host.dut.clk, watch_cycles)
+        received = host.trees.received
+        for beat in received[seen:]:
+            ends += unpack(layout, beat["node"])["last"]
+        seen = len(received)
+        if not finished or finished[-1][1] != ends:
+            if ends:
+                finished.append((host.cycle_count(), ends))
+
+
+@cocotb.test()
+async def run_jobs(dut):
+    settings = testbench_parameters()
+    with open(settings["jobs"], "rb") as file:
+        jobs = pickle.load(file)
+    watch_cycles = int(settings.get("watch_cycles", 16))
+    Clock(dut.clk, 10, unit="ns").start()
+    host = HostDriver(dut, settings["design"], random.Random(0))
+    for driver in host.drivers:
+        cocotb.start_soon(driver.run())
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 2)
+    dut.rst.value = 0
+    capacity = await host.check_identity()
+    results = []
+    for job in jobs:
+        wall = time.perf_counter()
+        await host.load_dataset(job["codes"], job["labels"])
+        finished = []
+        host.trees.clear()
+        watcher = cocotb.start_soon(_watch_tree_ends(host, finished, watch_cycles))
+        started = host.cycle_count()
+        trees, cycles, sort_cycles = await host.train(job["params"], job["seed"], job["n_trees"])
+        watcher.cancel()
+        results.append({"capacity": capacity, "trees": trees, "train_cycles": cycles,
+                        "sort_cycles": sort_cycles, "started_cycle": started,
+                        "tree_end_cycles": finished, "watch_cycles": watch_cycles,
+                        "wall_seconds": time.perf_counter() - wall})
+        if settings.get("progress"):
+            with open(settings["progress"], "a") as file:
+                file.write(f"{len(results)}\n")
+    with open(settings["result"], "wb") as file:
+        pickle.dump(results, file)
