@@ -1,0 +1,127 @@
+"""How many PEs sized for each dataset fit a 10AX115: the P of the comparison's modelled time.
+
+``python -m sw.bench_pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: one full
+Yosys run per dataset, 5 to 10 minutes each on two busy cores).
+
+For each dataset, a processing element is built for its 5-fold training set (rows rounded
+up to a power of two, as ``sim.backend.design_for`` does; its features and classes;
+``feature_lanes`` 8, or fewer for fewer features; ``max_depth`` 64, deep enough for
+forest mode) and synthesised with :func:`hw.resources.estimate` (Yosys ``synth_intel_alm``,
+Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). Every PE also needs its
+own copy of the forest trainer's presorted bank (one read port per PE), and the trainer
+holds one code bank, one label bank and the sorter for all PEs; those memories are added
+from their geometry in ``hw/forest.py`` with :func:`hw.resources.m20k_blocks`. Then
+
+    P = min over ALMs, M20K, DSP of floor((device - shared) / per PE)
+
+The inference engine, host interface, routing and timing closure are not counted, so P is
+an upper bound of what a Quartus build would hold. The result is copied into
+:data:`sw.compare.PE_FIT` (the comparison does not run Yosys).
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from hw.resources import ARRIA10_10AX115, estimate, m20k_blocks
+from sim.runner import BUILD_ROOT, PROJECT_ROOT
+
+__all__ = ["pe_parameters", "trainer_memories", "pes_that_fit", "main"]
+
+FOLDS = 5
+FEATURE_LANES = 8
+MAX_DEPTH = 64
+CODE_BITS = 16
+RADIX_BITS = 8
+
+
+def _power_of_two(value):
+    return 1 << max(0, int(value) - 1).bit_length()
+
+
+def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS):
+    """``processing_element`` parameters for the training set of a ``folds``-fold split."""
+    train_rows = n_rows - n_rows // folds
+    max_rows = _power_of_two(train_rows)
+    return {"max_rows": max_rows, "max_samples": max_rows, "max_features": n_features,
+            "feature_lanes": min(FEATURE_LANES, _power_of_two(n_features)), "code_bits": CODE_BITS,
+            "classes": max(2, n_classes), "max_depth": MAX_DEPTH}
+
+
+def trainer_memories(parameters):
+    """M20K blocks (estimate) of the forest trainer's memories: ``(per PE, shared)``."""
+    rows, features = parameters["max_rows"], parameters["max_features"]
+    row_bits = (rows - 1).bit_length()
+    label_bits = max(1, (parameters["classes"] - 1).bit_length())
+    code_bits = parameters["code_bits"]
+    per_pe = m20k_blocks(features * rows, row_bits + code_bits + label_bits)   # presorted copy
+    shared = (m20k_blocks(features * rows, code_bits) + m20k_blocks(rows, label_bits)
+              + 2 * m20k_blocks(rows, row_bits + code_bits)                    # sorter buffers
+              + 2 * m20k_blocks(1 << RADIX_BITS, row_bits + 1))                # sorter counters
+    return per_pe, shared
+
+
+def pes_that_fit(pe, parameters, device=ARRIA10_10AX115):
+    """``(P, limiting resource, per-resource counts)`` for PE estimate ``pe`` (a dict)."""
+    per_pe_m20k, shared_m20k = trainer_memories(parameters)
+    need = {"alms": pe["alms"], "m20k": pe["m20k"] + per_pe_m20k, "dsp": pe["dsp"]}
+    room = {"alms": device["alms"], "m20k": device["m20k"] - shared_m20k, "dsp": device["dsp"]}
+    counts = {key: room[key] // need[key] for key in need if need[key]}
+    limiting = min(counts, key=counts.get)
+    return counts[limiting], limiting, counts
+
+
+def _estimate_cached(name, parameters, folder):
+    cache = folder / f"{name}.json"
+    if cache.exists():
+        cached = json.loads(cache.read_text())
+        if cached["parameters"] == {**cached["parameters"], **parameters}:
+            return cached
+    started = time.perf_counter()
+    result = estimate("processing_element", folder / name, parameters)
+    result["seconds"] = time.perf_counter() - started
+    result.pop("cells", None)
+    cache.write_text(json.dumps(result))
+    return result
+
+
+def main(argv=None):
+    from sw.datasets import THESIS_HARDWARE_DATASETS, available, load
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(THESIS_HARDWARE_DATASETS))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_fit.md"))
+    arguments = parser.parse_args(argv)
+    folder = BUILD_ROOT / "pe_fit"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["| dataset | PE parameters | ALMs | M20K PE + presorted copy | DSP | shared M20K "
+             "| P (ALM / M20K / DSP) | P | limited by |", "|---|---|---|---|---|---|---|---|---|"]
+    fits = {}
+    for name in arguments.datasets:
+        if not available(name):
+            print(f"{name}: not available, skipped", file=sys.stderr)
+            continue
+        data = load(name)
+        parameters = pe_parameters(*data.X.shape, len(set(data.y)))
+        pe = _estimate_cached(name, parameters, folder)
+        per_pe, shared = trainer_memories(parameters)
+        count, limiting, counts = pes_that_fit(pe, parameters)
+        fits[name] = {"pe_count": count, "limited_by": limiting, "parameters": parameters}
+        lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
+                     f"{pe['alms']:,} | {pe['m20k']} + {per_pe} | {pe['dsp']} | {shared} | "
+                     f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | **{count}** | "
+                     f"{limiting} |")
+        print(lines[-1], f"({pe['seconds']:.0f} s)", flush=True)
+    out = Path(arguments.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("# PEs sized per dataset that fit a 10AX115 (ESTIMATE)\n\n"
+                   + __doc__.split("\n\n", 2)[2] + "\n" + "\n".join(lines) + "\n\n```python\n"
+                   + json.dumps({k: v["pe_count"] for k, v in fits.items()}) + "\n```\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

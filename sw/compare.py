@@ -1,0 +1,588 @@
+"""The main job: the accelerator against scikit-learn and the thesis (``make``).
+
+``python -m sw.compare [--datasets ...] [--trees 100] [--depth none] [--folds 5]
+[--seed 0] [--pe-count auto] [--clock-mhz 100] [--out results]``
+
+For every dataset, stratified k-fold cross-validation (seeded; the same folds for all):
+
+* the accelerator in **forest mode** (``HardwareForestClassifier``: ``--trees`` trees,
+  ``max_features="sqrt"`` per node, full bootstrap, depth ``--depth``) and in **thesis
+  mode** (``mode="thesis"``: 250 trees, 16-row bootstrap, depth 4, one feature per tree,
+  fixed-point codes). Accuracy comes from the golden model (``backend="model"``), which
+  the test suite shows to be bit-exact with the RTL;
+* scikit-learn's ``RandomForestClassifier`` with the same hyper-parameters as forest mode,
+  and with the thesis's software set-up (250 trees of depth 4), each fitted with
+  ``n_jobs=1`` and ``n_jobs=-1`` in this run;
+* the thesis's reported Table 4.2 numbers (:mod:`sw.thesis_numbers`).
+
+Hardware time: per dataset and mode, the first trees of fold 0 are trained in the
+Verilator simulation of the whole accelerator (``sim.backend.train`` on one fixed build,
+:data:`SIM_DESIGN`, with one PE), checked equal to the golden model's trees ("RTL =
+model"), and their cycles give
+
+    modelled time = (load + presort + trees x mean cycles per tree / P) / clock
+
+with load = rows x features stream beats, presort and cycles per tree simulated, P the
+estimated number of PEs that fit a 10AX115 (:data:`PE_FIT`) and the clock 100 MHz (the
+thesis's). ``docs/compare.md`` explains the method and its assumptions.
+
+Writes ``results/compare.md``, ``compare.csv`` and ``compare.png``.
+"""
+
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SIM_DESIGN", "PE_FIT", "THESIS_SKLEARN", "default_datasets", "parse_arguments",
+           "accuracy_row", "simulate_samples", "hardware_columns", "modelled_seconds", "main"]
+
+#: The one accelerator build every simulated sample runs on (built once by Verilator):
+#: large enough for the folds of every thesis dataset (CTG: 1,701 rows; sonar: 60
+#: features) and for up to 32 trees per run. Cycles per tree do not depend on P, so it has
+#: one PE; the modelled time divides by the P of :data:`PE_FIT`.
+SIM_DESIGN = {"pe_count": 1, "max_trees": 32, "radix_bits": 8, "traversal_stages": 1,
+              "max_rows": 2048, "max_samples": 2048, "max_features": 64, "feature_lanes": 8,
+              "code_bits": 16, "classes": 4, "max_depth": 64}
+
+#: PEs that fit a 10AX115 with each dataset's PE (``python -m sw.bench_pe_fit``: a Yosys
+#: ``synth_intel_alm`` estimate of a PE sized for the dataset's 5-fold training set with
+#: 8 lanes, plus its copy of the presorted bank; dataset banks and sorter counted once;
+#: inference engine, host interface and routing not counted). ESTIMATES, not Quartus.
+PE_FIT = {"iris": 56, "sonar": 32, "breast_cancer_coimbra": 32, "heart_failure": 32, "cmc": 15,
+          "ctg": 10, "wine": 32, "breast_cancer_wisconsin": 23}
+
+#: scikit-learn set-up of the thesis's software column (Table 4.2: 250 trees, depth 4).
+THESIS_SKLEARN = {"n_estimators": 250, "max_depth": 4}
+
+DEFAULT_CLOCK_MHZ = 100.0
+BUNDLED_DATASETS = ("iris", "wine", "breast_cancer_wisconsin")
+
+
+# ------------------------------------------------------------------------------ options
+def default_datasets():
+    """The six thesis datasets when all are available, else those found plus the bundled."""
+    from sw.datasets import THESIS_HARDWARE_DATASETS, available
+    found = [name for name in THESIS_HARDWARE_DATASETS if available(name)]
+    if len(found) == len(THESIS_HARDWARE_DATASETS):
+        return found
+    return list(dict.fromkeys(found + [n for n in BUNDLED_DATASETS if available(n)]))
+
+
+def _depth(text):
+    if text.lower() in ("none", "unlimited"):
+        return None
+    value = _positive_int(text)
+    if value > SIM_DESIGN["max_depth"]:
+        raise argparse.ArgumentTypeError(
+            f"depth {value} is deeper than the simulated build holds ({SIM_DESIGN['max_depth']})")
+    return value
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {value}")
+    return value
+
+
+def _pe_count(text):
+    if text == "auto":
+        return None
+    value = _positive_int(text)
+    if value > 1024:
+        raise argparse.ArgumentTypeError(f"{value} PEs is far beyond any Arria 10 (at most 1024)")
+    return value
+
+
+def _clock(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a clock in MHz, not {text!r}") from None
+    if not 0 < value <= 1000:
+        raise argparse.ArgumentTypeError(f"clock must be in (0, 1000] MHz, not {value}")
+    return value
+
+
+def parse_arguments(argv=None):
+    """Parse and check the options (``argparse`` exits with a message on a bad one)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sw.compare",
+        description="Accelerator (forest and thesis mode) vs scikit-learn vs the thesis: "
+                    "k-fold accuracy and modelled training time (docs/compare.md).")
+    parser.add_argument("--datasets", nargs="+", metavar="NAME",
+                        help="datasets (default: the six thesis datasets if HWFOREST_DATA_DIR "
+                             "holds them, else iris, wine, breast_cancer_wisconsin)")
+    parser.add_argument("--trees", type=_positive_int, default=100,
+                        help="forest-mode trees, also scikit-learn's (default 100)")
+    parser.add_argument("--depth", type=_depth, default=None,
+                        help="forest-mode max_depth, 'none' for unlimited (default none)")
+    parser.add_argument("--folds", type=_positive_int, default=5,
+                        help="stratified CV folds (default 5, as the thesis)")
+    parser.add_argument("--seed", type=int, default=0, help="CV shuffle and forest seeds (default 0)")
+    parser.add_argument("--pe-count", type=_pe_count, default=None, metavar="P",
+                        help="PEs for the modelled time; 'auto' (default) = the estimate per "
+                             "dataset (PE_FIT)")
+    parser.add_argument("--clock-mhz", type=_clock, default=DEFAULT_CLOCK_MHZ,
+                        help="clock for the modelled time (default 100, the thesis's)")
+    parser.add_argument("--sim-trees", type=_positive_int, default=8, metavar="K",
+                        help="forest-mode trees simulated per dataset (default 8)")
+    parser.add_argument("--sim-thesis-trees", type=_positive_int, default=32, metavar="K",
+                        help="thesis-mode trees simulated per dataset (default 32)")
+    parser.add_argument("--no-sim", action="store_true",
+                        help="skip the Verilator runs (no hardware time; accuracy only)")
+    parser.add_argument("--out", default="results", help="output folder (default results)")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    arguments = parser.parse_args(argv)
+    if arguments.folds < 2:
+        parser.error(f"--folds must be at least 2, not {arguments.folds}")
+    if not 0 <= arguments.seed < 1 << 31:
+        parser.error(f"--seed must be in [0, 2**31), not {arguments.seed}")
+    for option in ("sim_trees", "sim_thesis_trees"):
+        if getattr(arguments, option) > SIM_DESIGN["max_trees"]:
+            parser.error(f"--{option.replace('_', '-')} must be at most {SIM_DESIGN['max_trees']} "
+                         f"(the simulated build's max_trees), not {getattr(arguments, option)}")
+    if arguments.sim_trees > arguments.trees:
+        parser.error(f"--sim-trees ({arguments.sim_trees}) must not exceed --trees "
+                     f"({arguments.trees})")
+    from sw.datasets import REGISTRY, available
+    if arguments.datasets is None:
+        arguments.datasets = default_datasets()
+    for name in arguments.datasets:
+        if name not in REGISTRY:
+            parser.error(f"unknown dataset {name!r}; known: {', '.join(REGISTRY)}")
+        if not available(name):
+            parser.error(f"dataset {name!r} is not available: set HWFOREST_DATA_DIR to the folder "
+                         f"holding it (see docs/running.md)")
+    if len(set(arguments.datasets)) != len(arguments.datasets):
+        parser.error("a dataset is named twice in --datasets")
+    if arguments.pe_count is None and not arguments.no_sim:
+        missing = [name for name in arguments.datasets if name not in PE_FIT]
+        if missing:
+            parser.error(f"no PE estimate for {', '.join(missing)} (PE_FIT has "
+                         f"{', '.join(PE_FIT)}): pass --pe-count P, or run "
+                         f"'python -m sw.bench_pe_fit --datasets {' '.join(missing)}'")
+    return arguments
+
+
+# ------------------------------------------------------------------------------ measuring
+def _timed(function):
+    """(wall seconds, CPU seconds of this process, result)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def _fold_seed(seed, fold):
+    return seed * 1000 + fold
+
+
+def _estimators(arguments, fold_seed):
+    """The four fitted-per-fold models: name -> estimator factory."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from sw.forest import HardwareForestClassifier
+    return {
+        "hw_forest": lambda: HardwareForestClassifier(arguments.trees, max_depth=arguments.depth,
+                                                      random_state=fold_seed, n_jobs=1),
+        "hw_thesis": lambda: HardwareForestClassifier(mode="thesis", random_state=fold_seed,
+                                                      n_jobs=1),
+        "sk_forest": lambda jobs: RandomForestClassifier(arguments.trees, max_depth=arguments.depth,
+                                                         random_state=fold_seed, n_jobs=jobs),
+        "sk_thesis": lambda jobs: RandomForestClassifier(**THESIS_SKLEARN, random_state=fold_seed,
+                                                         n_jobs=jobs),
+    }
+
+
+def cross_validate(data, arguments, tick=lambda: None):
+    """Per-fold accuracies and fit times; also returns the fold-0 fitted hardware models."""
+    from sklearn.model_selection import StratifiedKFold
+    folds = StratifiedKFold(arguments.folds, shuffle=True, random_state=arguments.seed)
+    scores = {key: [] for key in ("hw_forest", "hw_thesis", "sk_forest", "sk_thesis")}
+    times = {key: [] for key in ("hw_forest", "hw_thesis", "sk_forest_1", "sk_forest_all",
+                                 "sk_thesis_1", "sk_thesis_all")}
+    first = None
+    for fold, (train, test) in enumerate(folds.split(data.X, data.y)):
+        X_train, y_train, X_test, y_test = data.X[train], data.y[train], data.X[test], data.y[test]
+        make = _estimators(arguments, _fold_seed(arguments.seed, fold))
+        fitted = {}
+        for name in ("hw_forest", "hw_thesis"):
+            wall, _, fitted[name] = _timed(lambda: make[name]().fit(X_train, y_train))
+            times[name].append(wall)
+            scores[name].append(fitted[name].score(X_test, y_test))
+        for name in ("sk_forest", "sk_thesis"):
+            # One core: CPU time (immune to other load on a shared machine); all cores: wall.
+            _, cpu, single = _timed(lambda: make[name](1).fit(X_train, y_train))
+            wall, _, _ = _timed(lambda: make[name](-1).fit(X_train, y_train))
+            times[f"{name}_1"].append(cpu)
+            times[f"{name}_all"].append(wall)
+            scores[name].append(single.score(X_test, y_test))
+        if fold == 0:
+            first = {"train": train, **fitted}
+        tick()
+    return ({key: np.array(value) for key, value in scores.items()},
+            {key: np.array(value) for key, value in times.items()}, first)
+
+
+def accuracy_row(name, arguments, tick=lambda: None):
+    """The cross-validation part of a dataset's row, and its fold-0 training set and models."""
+    from sw.datasets import load
+    from sw.thesis_numbers import thesis_row
+    data = load(name)
+    scores, times, first = cross_validate(data, arguments, tick)
+    row = {"dataset": name, "rows": data.X.shape[0], "features": data.X.shape[1],
+           "classes": len(np.unique(data.y)), "folds": arguments.folds, "seed": arguments.seed,
+           "trees": arguments.trees, "depth": "none" if arguments.depth is None else arguments.depth}
+    for key, values in scores.items():
+        row[f"acc_{key}"] = 100 * values.mean()
+        row[f"acc_{key}_sd"] = 100 * values.std()
+    difference = 100 * (scores["hw_forest"] - scores["sk_forest"])
+    row["acc_forest_minus_sk"] = difference.mean()
+    row["acc_forest_minus_sk_sd"] = difference.std()
+    for key, values in times.items():
+        row[f"fit_{key}_ms"] = 1000 * values.mean()
+    thesis = thesis_row(name) or {}
+    row.update({"thesis_hw_acc": thesis.get("hw_accuracy"), "thesis_sk_acc": thesis.get("sklearn_accuracy"),
+                "thesis_hw_ms": thesis.get("hw_ms"), "thesis_sk_ms": thesis.get("sklearn_ms"),
+                "thesis_speedup": thesis.get("speedup")})
+    first["X"], first["y"] = data.X[first["train"]], data.y[first["train"]]
+    return row, first
+
+
+def sample_job(estimator, X_train, y_train, n_trees):
+    """The simulation job that trains the first ``n_trees`` trees of a fitted estimator."""
+    return {"codes": estimator.quantizer_.transform(X_train),
+            "labels": np.searchsorted(estimator.classes_, y_train),
+            "params": estimator.training_parameters_, "seed": estimator.seed_, "n_trees": n_trees}
+
+
+def sample_summary(result, job, estimator):
+    """Cycles of a simulated sample, and whether every tree equals the golden model's."""
+    from sw import model
+    n_trees = job["n_trees"]
+    equal = [model.trees_equal(got, expected)
+             for got, expected in zip(result["trees"], estimator.trees_[:n_trees])]
+    tree_cycles = np.array(result["tree_cycles"], dtype=float)
+    if result["design"]["pe_count"] > 1:   # trees overlapped: only the mean is known
+        tree_cycles = np.full(n_trees, (result["train_cycles"] - result["sort_cycles"])
+                              * result["design"]["pe_count"] / n_trees)
+    overhead = result["train_cycles"] - result["sort_cycles"] - tree_cycles.sum()
+    return {"trees": n_trees, "equal": len(equal) == n_trees and all(equal),
+            "sort_cycles": result["sort_cycles"], "train_cycles": result["train_cycles"],
+            "overhead_cycles": max(0.0, float(overhead)),
+            "cycles_per_tree": tree_cycles.mean(), "cycles_per_tree_sd": tree_cycles.std(),
+            "cycles_per_tree_min": tree_cycles.min(), "cycles_per_tree_max": tree_cycles.max(),
+            "tree_cycles": ";".join(f"{value:.0f}" for value in tree_cycles),
+            "load_cycles": job["codes"].shape[0] * job["codes"].shape[1],
+            "wall_seconds": result["wall_seconds"],
+            "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
+            "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_)}
+
+
+def modelled_seconds(sample, n_trees, pe_count, clock_hz):
+    """(load + presort + start/finish + n_trees x cycles per tree / P) / clock, in seconds."""
+    cycles = (sample["load_cycles"] + sample["sort_cycles"] + sample.get("overhead_cycles", 0)
+              + n_trees * sample["cycles_per_tree"] / pe_count)
+    return cycles / clock_hz
+
+
+def hardware_columns(row, samples, arguments):
+    """Add the simulated samples, modelled times and speed-ups to ``row``."""
+    from sw.forest import THESIS_PRESET
+    pe_count = arguments.pe_count or PE_FIT[row["dataset"]]
+    clock_hz = arguments.clock_mhz * 1e6
+    row.update(pe_count=pe_count, pe_count_source="option" if arguments.pe_count else "estimate",
+               clock_mhz=arguments.clock_mhz)
+    for mode, n_trees in (("forest", arguments.trees), ("thesis", THESIS_PRESET["n_estimators"])):
+        sample = samples[mode]
+        row.update({f"sim_{mode}_{key}": value for key, value in sample.items()})
+        row[f"hw_{mode}_ms"] = 1000 * modelled_seconds(sample, n_trees, pe_count, clock_hz)
+        for jobs in ("1", "all"):
+            row[f"speedup_{mode}_{jobs}"] = row[f"fit_sk_{mode}_{jobs}_ms"] / row[f"hw_{mode}_ms"]
+    row["rtl_equals_model"] = bool(samples["forest"]["equal"] and samples["thesis"]["equal"])
+    return row
+
+
+def simulate_samples(firsts, arguments, progress=lambda done: None, log=None):
+    """Simulate every dataset's samples (both modes) in one run of one build.
+
+    ``firsts``: dataset name -> fold-0 data and fitted models (from :func:`accuracy_row`).
+    Returns dataset name -> {"forest": summary, "thesis": summary}. The simulator's own
+    output goes to the file ``log`` (if given) instead of the terminal.
+    """
+    from sim import backend
+    plan = [(name, mode, size) for name in firsts
+            for mode, size in (("forest", arguments.sim_trees), ("thesis", arguments.sim_thesis_trees))]
+    jobs = [sample_job(firsts[name][f"hw_{mode}"], firsts[name]["X"], firsts[name]["y"], size)
+            for name, mode, size in plan]
+    with _output_to(log):
+        results = backend.train_batch(jobs, SIM_DESIGN, progress=progress)
+    samples = {}
+    for (name, mode, _), job, result in zip(plan, jobs, results):
+        samples.setdefault(name, {})[mode] = sample_summary(result, job, firsts[name][f"hw_{mode}"])
+    return samples
+
+
+class _output_to:
+    """Send this process's (and its children's) stdout and stderr to a file for a while."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        if self.path is None:
+            return self
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.saved = [os.dup(1), os.dup(2)]
+        self.file = open(self.path, "ab")
+        os.dup2(self.file.fileno(), 1)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        if self.path is None:
+            return False
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, saved in zip((1, 2), self.saved):
+            os.dup2(saved, fd)
+            os.close(saved)
+        self.file.close()
+        return False
+
+
+# ------------------------------------------------------------------------------ reporting
+def _number(value, digits=1):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _mean_sd(row, key):
+    return f"{row[key]:.1f} ± {row[key + '_sd']:.1f}"
+
+
+def _speedup(value):
+    return "-" if value is None else f"{value:,.0f}x" if value >= 10 else f"{value:.1f}x"
+
+
+def _cycles(row, mode):
+    return (f"{row[f'sim_{mode}_cycles_per_tree']:,.0f} ± {row[f'sim_{mode}_cycles_per_tree_sd']:,.0f}"
+            f" ({row[f'sim_{mode}_trees']})")
+
+
+def accuracy_table(rows):
+    """Header and rows of the accuracy table (strings)."""
+    header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "HW - sklearn pp",
+              "HW thesis mode %", "sklearn 250xd4 %", "thesis HW % (rep.)", "thesis sklearn % (rep.)"]
+    body = [[row["dataset"], f"{row['rows']} x {row['features']}", _mean_sd(row, "acc_hw_forest"),
+             _mean_sd(row, "acc_sk_forest"),
+             f"{row['acc_forest_minus_sk']:+.1f} ± {row['acc_forest_minus_sk_sd']:.1f}",
+             _mean_sd(row, "acc_hw_thesis"), _mean_sd(row, "acc_sk_thesis"),
+             _number(row["thesis_hw_acc"]), _number(row["thesis_sk_acc"], 2)] for row in rows]
+    return header, body
+
+
+def time_table(rows):
+    """Header and rows of the training-time table (strings); empty without simulation."""
+    rows = [row for row in rows if "hw_forest_ms" in row]
+    header = ["dataset", "P", "HW forest ms", "sklearn 1 core ms", "sklearn all cores ms",
+              "speed-up 1 / all", "HW thesis ms", "sklearn 250xd4 1 core ms", "speed-up 1 / all",
+              "thesis rep. HW / sklearn ms", "rep. speed-up", "cycles/tree forest ± sd (k)",
+              "cycles/tree thesis ± sd (k)", "RTL = model"]
+    body = []
+    for row in rows:
+        thesis = ("-" if row["thesis_hw_ms"] is None else
+                  f"{row['thesis_hw_ms']:.1f} / {row['thesis_sk_ms']:,.0f}")
+        body.append([
+            row["dataset"], str(row["pe_count"]), f"{row['hw_forest_ms']:.2f}",
+            f"{row['fit_sk_forest_1_ms']:.0f}", f"{row['fit_sk_forest_all_ms']:.0f}",
+            f"{_speedup(row['speedup_forest_1'])} / {_speedup(row['speedup_forest_all'])}",
+            f"{row['hw_thesis_ms']:.2f}", f"{row['fit_sk_thesis_1_ms']:.0f}",
+            f"{_speedup(row['speedup_thesis_1'])} / {_speedup(row['speedup_thesis_all'])}",
+            thesis, _speedup(row["thesis_speedup"]),
+            _cycles(row, "forest"), _cycles(row, "thesis"),
+            "yes" if row["rtl_equals_model"] else "NO"])
+    return header, body
+
+
+def markdown(header, body):
+    """A Markdown table with padded columns (readable as plain text too)."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *body)]
+    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+                      *map(line, body)])
+
+
+def report(rows, arguments, seconds):
+    """The Markdown report (``results/compare.md``)."""
+    from sw.thesis_numbers import CITATION, SETUP
+    depth = "unlimited" if arguments.depth is None else arguments.depth
+    lines = [
+        "# Accelerator vs scikit-learn vs the thesis",
+        "",
+        f"Stratified {arguments.folds}-fold CV, seed {arguments.seed} (the same folds for every "
+        f"method); accuracy mean ± standard deviation over the folds. Forest mode: "
+        f"{arguments.trees} trees, sqrt features per node, full bootstrap, depth {depth}; "
+        f"scikit-learn `RandomForestClassifier` with the same. Thesis mode: 250 trees, 16-row "
+        f"bootstrap, depth 4, one feature per tree; scikit-learn 250 trees of depth 4 beside it. "
+        f"HW accuracy from the golden model (bit-exact with the RTL).",
+        "",
+        markdown(*accuracy_table(rows)),
+        "",
+    ]
+    header, body = time_table(rows)
+    if body:
+        clock = arguments.clock_mhz
+        source = ("given with --pe-count" if arguments.pe_count else
+                  "estimated per dataset (sw/bench_pe_fit.py, Yosys proxy, not Quartus)")
+        lines += [
+            f"Modelled HW training time = (load + presort + trees x cycles per tree / P) / "
+            f"{clock:g} MHz; cycles simulated in Verilator on a sample of k trees of fold 0 "
+            f"(one PE), P {source}, {clock:g} MHz is the thesis's clock, not a timing result. "
+            f"scikit-learn: mean fit time over the folds, measured in this run (1 core: CPU "
+            f"time of `n_jobs=1`; all cores: wall time of `n_jobs=-1`, {os.cpu_count()} cores). "
+            f"Speed-up = scikit-learn time / modelled HW time.",
+            "",
+            markdown(header, body),
+            "",
+        ]
+    lines += [f"Thesis columns (rep. = reported): {CITATION}; {SETUP}.", "",
+              f"Run time: {seconds:.0f} s. Method and assumptions: docs/compare.md."]
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(rows, path):
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    with open(path, "w", newline="") as file:
+        writer = csv.DictWriter(file, columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: ("" if row.get(key) is None else
+                                   f"{row[key]:.6g}" if isinstance(row.get(key), float) else row.get(key))
+                             for key in columns})
+
+
+def plot(rows, path):
+    """Accuracy and speed-up per dataset: hardware vs scikit-learn vs the thesis."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = [row["dataset"] for row in rows]
+    x = np.arange(len(rows))
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(8, 1.6 * len(rows) + 3), 9))
+    bars = [("HW forest mode", "acc_hw_forest", "tab:blue"),
+            ("scikit-learn (same params)", "acc_sk_forest", "tab:orange"),
+            ("HW thesis mode", "acc_hw_thesis", "tab:green"),
+            ("scikit-learn 250 x depth 4", "acc_sk_thesis", "tab:olive"),
+            ("thesis HW (reported)", "thesis_hw_acc", "tab:red"),
+            ("thesis scikit-learn (reported)", "thesis_sk_acc", "tab:pink")]
+    width = 0.8 / len(bars)
+    for index, (label, key, colour) in enumerate(bars):
+        values = [np.nan if row.get(key) is None else row[key] for row in rows]
+        errors = [row[key + "_sd"] for row in rows] if key + "_sd" in rows[0] else None
+        top.bar(x + (index - (len(bars) - 1) / 2) * width, values, width, yerr=errors,
+                label=label, color=colour, capsize=2)
+    top.set_xticks(x, names)
+    top.set_ylabel("accuracy % (mean ± sd over folds)")
+    top.set_ylim(0, 128)
+    top.set_yticks(range(0, 101, 20))
+    top.legend(fontsize=8, ncol=3, loc="upper center")
+    top.set_title(f"Accuracy, stratified {rows[0]['folds']}-fold CV (reported: thesis Table 4.2)")
+    speed = [("HW forest vs scikit-learn 1 core", "speedup_forest_1", "tab:blue"),
+             ("HW forest vs scikit-learn all cores", "speedup_forest_all", "tab:cyan"),
+             ("HW thesis mode vs scikit-learn 250 x d4, 1 core", "speedup_thesis_1", "tab:green"),
+             ("thesis (reported)", "thesis_speedup", "tab:red")]
+    width = 0.8 / len(speed)
+    highest = 50
+    for index, (label, key, colour) in enumerate(speed):
+        values = [np.nan if row.get(key) is None else row[key] for row in rows]
+        positions = x + (index - (len(speed) - 1) / 2) * width
+        bottom.bar(positions, values, width, label=label, color=colour)
+        for position, value in zip(positions, values):
+            if not np.isnan(value):
+                highest = max(highest, value)
+                bottom.text(position, value * 1.08, f"{value:,.0f}", ha="center", va="bottom",
+                            fontsize=6.5, rotation=90)
+    bottom.axhline(50, color="black", linestyle="--", linewidth=1)
+    bottom.text(x[0] - 0.45, 50, "50x", va="bottom", ha="left", fontsize=8)
+    bottom.set_yscale("log")
+    bottom.set_ylim(top=highest * 15)
+    bottom.set_xticks(x, [f"{row['dataset']}\nP = {row.get('pe_count', '-')}" for row in rows])
+    bottom.set_ylabel("training speed-up (log)")
+    bottom.legend(fontsize=8, ncol=2, loc="upper center")
+    bottom.set_title("Modelled HW training time vs scikit-learn fit time (measured here)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main(argv=None):
+    arguments = parse_arguments(argv)
+    from tqdm import tqdm
+    started = time.perf_counter()
+    out = Path(arguments.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sim_jobs = 0 if arguments.no_sim else 2 * len(arguments.datasets)
+    # The bar writes to a copy of the terminal's stderr, so that it keeps drawing while
+    # the simulator's output is sent to a log file.
+    terminal = os.fdopen(os.dup(2), "w")
+    rows, firsts = [], {}
+    with tqdm(total=len(arguments.datasets) * arguments.folds + sim_jobs, disable=arguments.quiet,
+              unit="step", file=terminal, dynamic_ncols=True) as bar:
+        for name in arguments.datasets:
+            bar.set_description(f"{name}: cross-validation")
+            row, firsts[name] = accuracy_row(name, arguments, tick=lambda: bar.update(1))
+            rows.append(row)
+        if sim_jobs:
+            bar.set_description(f"Verilator: build, then {sim_jobs} simulated samples")
+            log = out / "compare_sim.log"
+            log.unlink(missing_ok=True)
+            done = [0]
+
+            def progress(count):
+                bar.update(count - done[0])
+                done[0] = count
+            try:
+                samples = simulate_samples(firsts, arguments, progress, log=log)
+            except Exception as error:
+                raise SystemExit(f"the simulation failed ({error}); its output is in {log}") from error
+            progress(sim_jobs)
+            for row in rows:
+                hardware_columns(row, samples[row["dataset"]], arguments)
+        bar.set_description("done")
+    terminal.flush()
+    seconds = time.perf_counter() - started
+    text = report(rows, arguments, seconds)
+    (out / "compare.md").write_text(text)
+    write_csv(rows, out / "compare.csv")
+    written = [out / "compare.md", out / "compare.csv"]
+    if not arguments.no_plot:
+        plot(rows, out / "compare.png")
+        written.append(out / "compare.png")
+    print(text)
+    print("wrote " + ", ".join(map(str, written)))
+    failed = [row["dataset"] for row in rows if row.get("rtl_equals_model") is False]
+    if failed:
+        print(f"ERROR: the simulated RTL's trees differ from the golden model's on "
+              f"{', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""The comparison (``make``, ``python -m sw.compare``): options, thesis numbers, outputs.
+
+The end-to-end test runs the real command on iris (2 folds, few trees) with its samples
+simulated in Verilator on the small build that ``tests/test_system_sim.py`` also uses
+(``sim.backend.design_for`` of the same inputs), so the two share one Verilator build.
+"""
+
+import csv
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim import backend
+from sw import compare, model
+from sw.forest import HardwareForestClassifier
+from sw.thesis_numbers import CITATION, THESIS_AVERAGE_SPEEDUP, THESIS_TABLE_4_2, thesis_row
+
+NOTES = Path(__file__).resolve().parents[2] / "shared" / "notes" / "thesis_tables.md"
+SIX = ("iris", "sonar", "breast_cancer_coimbra", "heart_failure", "cmc", "ctg")
+
+
+def test_thesis_numbers_are_table_4_2_with_its_citation():
+    assert tuple(THESIS_TABLE_4_2) == SIX
+    assert "Waterloo" in CITATION and "Table 4.2" in CITATION and "2022" in CITATION
+    assert thesis_row("iris")["hw_accuracy"] == 86 and thesis_row("ctg")["sklearn_ms"] == 3336.08
+    assert thesis_row("wine") is None
+    speedups = [thesis_row(name)["speedup"] for name in SIX]
+    assert thesis_row("iris")["speedup"] == pytest.approx(1710.24 / 29.64)
+    # "on average 50x faster": the table's ratios are 46x to 88x.
+    assert min(speedups) > 0.9 * THESIS_AVERAGE_SPEEDUP and np.mean(speedups) == pytest.approx(59, abs=1)
+
+
+@pytest.mark.skipif(not NOTES.exists(), reason="the project notes are not beside this checkout")
+def test_thesis_numbers_match_the_transcription_in_the_notes():
+    text = NOTES.read_text()
+    rows = [line.split("|")[1:-1] for line in text.splitlines()
+            if line.startswith("| ") and re.match(r"\| \d+x\d+ \|", "| " + line.split("|")[2].strip() + " |")]
+    assert len(rows) == 6
+    for name, cells in zip(SIX, rows):
+        numbers = [float(cell) for cell in cells[3:7]]
+        row = THESIS_TABLE_4_2[name]
+        assert numbers == [row["hw_accuracy"], row["sklearn_accuracy"], row["hw_ms"], row["sklearn_ms"]], name
+        assert cells[1].strip() == row["size"] and int(cells[2]) == row["classes"], name
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--folds", "1"], "--folds must be at least 2, not 1"),
+    (["--trees", "0"], "expected a positive integer, not 0"),
+    (["--depth", "deep"], "expected a positive integer, not 'deep'"),
+    (["--depth", "65"], "depth 65 is deeper than the simulated build holds (64)"),
+    (["--datasets", "nosuch"], "unknown dataset 'nosuch'"),
+    (["--datasets", "iris", "iris"], "a dataset is named twice"),
+    (["--sim-trees", "33"], "--sim-trees must be at most 32"),
+    (["--trees", "4", "--sim-trees", "8"], "--sim-trees (8) must not exceed --trees (4)"),
+    (["--pe-count", "0"], "expected a positive integer, not 0"),
+    (["--pe-count", "5000"], "5000 PEs is far beyond any Arria 10"),
+    (["--clock-mhz", "-5"], "clock must be in (0, 1000] MHz, not -5.0"),
+    (["--clock-mhz", "fast"], "expected a clock in MHz, not 'fast'"),
+    (["--seed", "-1"], "--seed must be in [0, 2**31), not -1"),
+])
+def test_bad_options_are_refused_by_name(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit:
+        compare.parse_arguments(["--datasets", "iris", *argv] if "--datasets" not in argv else argv)
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_dataset_and_missing_estimate_are_explained(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("HWFOREST_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "sonar"])
+    assert "dataset 'sonar' is not available: set HWFOREST_DATA_DIR" in capsys.readouterr().err
+    monkeypatch.setattr(compare, "PE_FIT", {"iris": 56})
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "wine"])
+    assert "no PE estimate for wine" in capsys.readouterr().err
+    assert compare.parse_arguments(["--datasets", "wine", "--pe-count", "4"]).pe_count == 4
+    assert compare.parse_arguments(["--datasets", "wine", "--no-sim"]).no_sim
+
+
+def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
+    import sw.datasets
+    monkeypatch.setattr(sw.datasets, "available", lambda name: True)
+    assert compare.default_datasets() == list(SIX)
+    monkeypatch.setattr(sw.datasets, "available",
+                        lambda name: name in ("iris", "wine", "breast_cancer_wisconsin"))
+    assert compare.default_datasets() == ["iris", "wine", "breast_cancer_wisconsin"]
+
+
+def test_modelled_time_is_load_presort_and_trees_over_pe_count():
+    sample = {"load_cycles": 1000, "sort_cycles": 9000, "overhead_cycles": 0, "cycles_per_tree": 500}
+    assert compare.modelled_seconds(sample, 100, 10, 100e6) == pytest.approx((10_000 + 5_000) / 100e6)
+    assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
+
+
+def _iris_models(n_trees):
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    forest = HardwareForestClassifier(n_trees, random_state=3).fit(X, y)
+    return X, y, forest
+
+
+def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path, capsys):
+    """Without Verilator: the simulator is replaced by the model with one node changed."""
+    def fake_train_batch(jobs, design, progress=None, **_):
+        results = []
+        for job in jobs:
+            trees = model.train_forest(job["codes"], job["labels"], job["params"], job["seed"],
+                                       job["n_trees"])
+            results.append({"trees": trees, "train_cycles": 1000 + 100 * job["n_trees"],
+                            "sort_cycles": 1000, "tree_cycles": [100] * job["n_trees"],
+                            "wall_seconds": 0.1, "design": design})
+        broken = results[0]["trees"][0]
+        results[0]["trees"][0] = dataclasses.replace(
+            broken, threshold_code=np.where(broken.left_child >= 0, broken.threshold_code + 1, -1))
+        return results
+    monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    status = compare.main(["--datasets", "iris", "--folds", "2", "--trees", "3", "--sim-trees", "2",
+                           "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "differ from the golden model's on iris" in captured.err
+    assert "| NO " in captured.out
+    row = next(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert row["rtl_equals_model"] == "False" and row["sim_forest_equal"] == "False"
+    assert row["sim_thesis_equal"] == "True"
+    # 2 trees of 100 cycles over P = 56 PEs, 75 x 4 rows loaded, 1,000 presort cycles:
+    assert float(row["hw_forest_ms"]) == pytest.approx((300 + 1000 + 3 * 100 / 56) / 1e5, rel=1e-5)
+
+
+def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
+    params = model.TrainingParameters(n_classes=3, max_depth=None, max_samples=120, bootstrap=True,
+                                      max_features=2, feature_sampling="node", min_samples_split=2,
+                                      min_samples_leaf=1)
+    design = backend.design_for(120, 4, 3, 6, params)     # tests/test_system_sim.py's build
+    monkeypatch.setattr(compare, "SIM_DESIGN", design)
+    status = compare.main(["--datasets", "iris", "--folds", "2", "--trees", "4", "--sim-trees", "2",
+                           "--sim-thesis-trees", "4", "--out", str(tmp_path)])
+    captured = capfd.readouterr()
+    assert status == 0, captured.err[-2000:]
+    for name in ("compare.md", "compare.csv", "compare.png"):
+        assert (tmp_path / name).stat().st_size > 500, name
+    assert (tmp_path / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (tmp_path / "compare.md").read_text()
+    assert text in captured.out
+    assert "| iris " in text and CITATION in text and "Modelled HW training time" in text
+    row = next(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert row["dataset"] == "iris" and row["rtl_equals_model"] == "True"
+    assert float(row["thesis_hw_acc"]) == 86 and float(row["thesis_speedup"]) == pytest.approx(57.7, abs=0.1)
+    assert 50 <= float(row["acc_hw_forest"]) <= 100 and 50 <= float(row["acc_sk_forest"]) <= 100
+    assert int(row["pe_count"]) == compare.PE_FIT["iris"]
+    for mode in ("forest", "thesis"):
+        assert int(row[f"sim_{mode}_sort_cycles"]) > 0 and float(row[f"sim_{mode}_cycles_per_tree"]) > 50
+        assert float(row[f"hw_{mode}_ms"]) > 0 and float(row[f"speedup_{mode}_1"]) > 0
+    assert "%|" in captured.err                         # the progress bar
+    assert "cocotb" not in captured.out + captured.err  # the simulator's chatter went to the log
+    assert "run_jobs passed" in (tmp_path / "compare_sim.log").read_text()
