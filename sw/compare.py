@@ -167,6 +167,16 @@ def parse_arguments(argv=None):
                          f"holding it (see docs/running.md)")
     if len(set(arguments.datasets)) != len(arguments.datasets):
         parser.error("a dataset is named twice in --datasets")
+    if not arguments.no_sim:
+        for name in arguments.datasets:
+            info = REGISTRY[name]
+            rows = info.n_samples - info.n_samples // arguments.folds
+            needed = {"max_rows": rows, "max_features": info.n_features, "classes": info.n_classes}
+            too_big = [f"{key} {value} > {SIM_DESIGN[key]}" for key, value in needed.items()
+                       if value > SIM_DESIGN[key]]
+            if too_big:
+                parser.error(f"{name}'s training folds do not fit the simulated build "
+                             f"({', '.join(too_big)}): use --no-sim for accuracy only")
     if arguments.pe_count is None and not arguments.no_sim:
         missing = [name for name in arguments.datasets if name not in PE_FIT]
         if missing:

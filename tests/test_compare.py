@@ -82,6 +82,15 @@ def test_missing_dataset_and_missing_estimate_are_explained(monkeypatch, tmp_pat
     assert compare.parse_arguments(["--datasets", "wine", "--no-sim"]).no_sim
 
 
+def test_a_dataset_too_big_for_the_simulated_build_is_refused_before_any_work(monkeypatch, capsys):
+    monkeypatch.setattr(compare, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64, "classes": 2})
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "iris"])
+    assert ("iris's training folds do not fit the simulated build (max_rows 120 > 64, classes 3 > 2)"
+            in capsys.readouterr().err)
+    assert compare.parse_arguments(["--datasets", "iris", "--no-sim"]).no_sim
+
+
 def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
     import sw.datasets
     monkeypatch.setattr(sw.datasets, "available", lambda name: True)
