@@ -54,7 +54,8 @@ SIM_DESIGN = {"pe_count": 1, "max_trees": 32, "radix_bits": 8, "traversal_stages
 #: PEs that fit a 10AX115 with each dataset's PE (``python -m sw.bench_pe_fit``: a Yosys
 #: ``synth_intel_alm`` estimate of a PE sized for the dataset's 5-fold training set with
 #: 8 lanes, plus its copy of the presorted bank; dataset banks and sorter counted once;
-#: inference engine, host interface and routing not counted). ESTIMATES, not Quartus.
+#: inference engine, host interface and routing not counted). ESTIMATES, not Quartus;
+#: computed at commit 415cd49 (results/pe_fit.md from the command above).
 PE_FIT = {"iris": 56, "sonar": 32, "breast_cancer_coimbra": 32, "heart_failure": 32, "cmc": 15,
           "ctg": 10, "wine": 32, "breast_cancer_wisconsin": 23}
 
