@@ -181,7 +181,9 @@ class InBagBuilder(wiring.Component):
                              weight_write.en.eq(1)]
                 m.d.sync += index.eq(index + 1)
                 with m.If(index == self.max_rows - 1):
-                    m.d.sync += [index.eq(0), phase.eq(_Phase.DRAW_BOOTSTRAP)]
+                    # Only a completed clear starts the generations again: a start that
+                    # interrupts the clear finds generation 0 (or 255) and clears again.
+                    m.d.sync += [index.eq(0), generation.eq(1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
 
             with m.Case(_Phase.DRAW_BOOTSTRAP):
                 m.d.comb += [random.requests.valid.eq(index < n_samples), random.draws.ready.eq(1)]
@@ -244,7 +246,7 @@ class InBagBuilder(wiring.Component):
                 with m.If(~self.bootstrap):
                     m.d.sync += [self.inbag_rows.eq(self.n_rows), phase.eq(_Phase.FILTER_LISTS)]
                 with m.Elif((generation == 0) | (generation == (1 << GENERATION_BITS) - 1)):
-                    m.d.sync += [generation.eq(1), phase.eq(_Phase.CLEAR_WEIGHTS)]
+                    m.d.sync += phase.eq(_Phase.CLEAR_WEIGHTS)
                 with m.Else():
                     m.d.sync += [generation.eq(generation + 1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
         return m

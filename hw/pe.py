@@ -236,10 +236,17 @@ class ProcessingElement(wiring.Component):
         counts_layout = data.ArrayLayout(count_bits, classes)
 
         # ---------------------------------------------------------------- submodules
-        m.submodules.inbag = inbag = InBagBuilder(
+        inbag = InBagBuilder(
             max_rows=self.max_rows, max_samples=self.max_samples,
             code_bits=code_bits + self.label_bits, tree_index_bits=self.tree_index_bits,
             draw_bound_bits=max(self.row_bits + 1, _bits(self.max_features)))
+        # A start resets the in-bag builder whole (a draw in flight, a half-done clearing
+        # pass, a list half filtered) and starts it one cycle later, so nothing of an
+        # abandoned tree reaches the next one. Its reset forces a fresh clearing pass.
+        m.submodules.inbag = ResetInserter(self.start)(inbag)
+        start_inbag = Signal()
+        m.d.sync += start_inbag.eq(0)
+        m.d.comb += inbag.start.eq(start_inbag)
         lanes = []
         for index in range(lanes_n):
             lane = FeatureLane(slots=self.slots, list_rows=self.max_inbag_rows,
@@ -274,6 +281,10 @@ class ProcessingElement(wiring.Component):
 
         # ---------------------------------------------------------------- configuration
         n_rows = Signal.like(self.n_rows)
+        seed = Signal.like(self.seed)
+        tree_index = Signal.like(self.tree_index)
+        n_samples = Signal.like(self.n_samples)
+        bootstrap = Signal()
         n_features = Signal.like(self.n_features)
         features_per_node = Signal.like(self.features_per_node)
         thesis = Signal()
@@ -390,9 +401,9 @@ class ProcessingElement(wiring.Component):
 
         # ---------------------------------------------------------------- fill path
         m.d.comb += [
-            inbag.seed.eq(self.seed), inbag.tree_index.eq(self.tree_index),
-            inbag.n_rows.eq(self.n_rows), inbag.n_samples.eq(self.n_samples),
-            inbag.bootstrap.eq(self.bootstrap),
+            inbag.seed.eq(seed), inbag.tree_index.eq(tree_index),
+            inbag.n_rows.eq(n_rows), inbag.n_samples.eq(n_samples),
+            inbag.bootstrap.eq(bootstrap),
             inbag.presorted.p.row.eq(self.presorted.p.row),
             inbag.presorted.p.code.eq(Cat(self.presorted.p.code, self.presorted.p.label)),
             inbag.presorted.p.last.eq(self.presorted.p.last),
@@ -514,9 +525,11 @@ class ProcessingElement(wiring.Component):
                 with m.If(config_bad):
                     m.next = "Idle"
                 with m.Else():
-                    m.d.comb += inbag.start.eq(1)
+                    m.d.sync += start_inbag.eq(1)
                     m.d.sync += [
                         n_rows.eq(self.n_rows), n_features.eq(self.n_features),
+                        seed.eq(self.seed), tree_index.eq(self.tree_index),
+                        n_samples.eq(self.n_samples), bootstrap.eq(self.bootstrap),
                         features_per_node.eq(self.features_per_node),
                         thesis.eq(self.one_feature_per_tree), depth_limited.eq(self.depth_limited),
                     sparse.eq(self.one_feature_per_tree & self.bootstrap & (self.n_samples <= self.sparse_rows)),

@@ -174,3 +174,21 @@ async def generation_tags_wrap_without_stale_weights(dut):
     for tree in range(300):
         await tb.check_tree(7, tree % (1 << tb.tree_index_bits), n_rows, min(tb.max_samples, 5), 1,
                             features=1, label=f"tree {tree}")
+
+
+@cocotb.test()
+async def start_during_the_clearing_pass_clears_again(dut):
+    """The first tree after a reset clears every weight tag; a start that interrupts that
+    pass must not skip it (stale tags would count as this tree's weights)."""
+    tb = InBagTestbench(dut)
+    await tb.begin()
+    # Leave weights of many generations behind, then reset (generation back to 0).
+    for tree in range(3):
+        await tb.check_tree(11, tree, tb.max_rows, tb.max_samples, 1, features=1, label=f"fill {tree}")
+    await tb.reset()
+    # One interrupted clear: a tree that skipped the clear would take generation 2, the tag
+    # the second filling tree left on its rows.
+    await tb.start(5, 1, tb.max_rows, 2, 1)                       # begins the clearing pass
+    await ClockCycles(dut.clk, 1 + tb.rng.randrange(max(1, tb.max_rows // 4)))
+    await tb.check_tree(13, 2, tb.max_rows, min(tb.max_samples, 3), 1, features=2,
+                        label="after starts during the clear")
