@@ -26,11 +26,12 @@ setup: $(STAMP)
 # PE_COUNT=auto CLOCK_MHZ=100 COMPARE_ARGS="--sim-trees 8".
 all: compare
 
+COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees $(TREES)) \
+    $(if $(DEPTH),--depth $(DEPTH)) $(if $(FOLDS),--folds $(FOLDS)) $(if $(SEED),--seed $(SEED)) \
+    $(if $(PE_COUNT),--pe-count $(PE_COUNT)) $(if $(CLOCK_MHZ),--clock-mhz $(CLOCK_MHZ))
+
 compare: $(STAMP)
-	$(VPY) -m sw.compare $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees $(TREES)) \
-	    $(if $(DEPTH),--depth $(DEPTH)) $(if $(FOLDS),--folds $(FOLDS)) $(if $(SEED),--seed $(SEED)) \
-	    $(if $(PE_COUNT),--pe-count $(PE_COUNT)) $(if $(CLOCK_MHZ),--clock-mhz $(CLOCK_MHZ)) \
-	    $(COMPARE_ARGS)
+	$(VPY) -m sw.compare $(strip $(COMPARE_OPTIONS) $(COMPARE_ARGS))
 
 verilog: $(STAMP)
 	$(VPY) -m hw.elaborate --out $(BUILD)/verilog
