@@ -277,7 +277,9 @@ class ForestTrainer(wiring.Component):
         assigned = Signal(self.pe_count)
         pe_tree = [Signal(self.tree_bits, name=f"pe{index}_tree") for index in range(self.pe_count)]
         for index, pe in enumerate(pes):
-            m.d.comb += pe.tree_index.eq(pe_tree[index])
+            # The PE samples its configuration on start: the new tree's index is on the
+            # port in that very cycle (pe_tree only holds it from the next one on).
+            m.d.comb += pe.tree_index.eq(Mux(pe.start, next_tree, pe_tree[index]))
         owner = Signal(range(self.pe_count))
         locked = Signal()
         pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.bad_config)

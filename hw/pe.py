@@ -116,8 +116,9 @@ class ProcessingElement(wiring.Component):
         Width of the tree index (1 to 32).
     sparse_rows : int
         Largest thesis-mode bootstrap filled by code look-ups and an insertion sort
-        instead of a list filter (0 to 64; 0: never). Costs ``sparse_rows`` entries of
-        registers and comparators.
+        instead of a list filter (0 to 64; 0, the default: never). Costs ``sparse_rows``
+        entries of registers and comparators. Off by default until the forest trainer and
+        the system are re-verified with it (docs/gateware.md).
 
     Members
     -------
@@ -147,7 +148,7 @@ class ProcessingElement(wiring.Component):
 
     def __init__(self, *, max_rows=256, max_samples=256, max_inbag_rows=None, max_features=16,
                  feature_lanes=4, code_bits=16, classes=4, max_depth=16, max_nodes=None,
-                 tree_index_bits=16, sparse_rows=32):
+                 tree_index_bits=16, sparse_rows=0):
         try:
             check_integer("max_rows", max_rows, 2, 1 << 20)
             check_integer("max_samples", max_samples, 1, 1 << 20)

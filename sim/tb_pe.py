@@ -146,7 +146,7 @@ class PETestbench(StreamTestbench):
         assert self.presorted.idle, f"{label}: {len(self.presorted.queue)} presorted entries were left unread"
         assert self.codes.idle, f"{label}: {len(self.codes.queue)} code answers were left unread"
         sparse = (params.feature_sampling == "tree" and params.bootstrap
-                  and params.max_samples <= self.design.get("sparse_rows", 32))
+                  and params.max_samples <= self.design.get("sparse_rows", 0))
         assert (len(self.code_requests.received) > 0) == sparse and (len(self.requests.received) > 0) != sparse, \
             f"{label}: the sparse fill should {'' if sparse else 'not '}have been used"
         if overflow:
@@ -244,7 +244,7 @@ async def corner_cases_match_model(dut):
             dict(max_samples=16, max_depth=4, feature_sampling="tree")),
         "thesis: bootstrap one more than the sparse fill holds": (
             rng.integers(0, 4, (min(150, tb.max_rows), F)), rng.integers(0, 2, min(150, tb.max_rows)),
-            dict(max_samples=tb.design.get("sparse_rows", 32) + 1, max_depth=4, feature_sampling="tree")),
+            dict(max_samples=tb.design.get("sparse_rows", 0) + 1, max_depth=4, feature_sampling="tree")),
         "deepest tree the PE holds": (np.arange(full)[:, None].repeat(F, 1), np.arange(full) % 2,
                                       dict(bootstrap=False, max_depth=tb.max_depth, max_features=F)),
     }

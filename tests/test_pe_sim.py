@@ -14,11 +14,12 @@ from sw.datasets import available
 
 BUILDS = {
     # Four lanes, eight features: two lists per lane.
+    # Thesis-mode bootstraps of up to 32 draws take the sparse fill (code look-ups + sort).
     "4 lanes": ({"max_rows": 64, "max_samples": 64, "max_features": 8, "feature_lanes": 4,
-                 "code_bits": 8, "classes": 4, "max_depth": 8}, 70, 101),
+                 "code_bits": 8, "classes": 4, "max_depth": 8, "sparse_rows": 32}, 70, 101),
     # One lane holds every list; classes not a power of two (labels >= 3 are bad input).
     "1 lane, 3 classes": ({"max_rows": 48, "max_samples": 80, "max_features": 5, "feature_lanes": 1,
-                           "code_bits": 6, "classes": 3, "max_depth": 10}, 50, 102),
+                           "code_bits": 6, "classes": 3, "max_depth": 10, "sparse_rows": 16}, 50, 102),
     # More lanes than some trees have features; few nodes of depth (2^(5+1) - 1 nodes).
     "8 lanes, depth 5": ({"max_rows": 40, "max_samples": 40, "max_features": 12, "feature_lanes": 8,
                           "code_bits": 10, "classes": 5, "max_depth": 5}, 50, 103),
@@ -28,7 +29,7 @@ BUILDS = {
 }
 
 DATASETS_BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
-                  "code_bits": 16, "classes": 4, "max_depth": 40}
+                  "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
