@@ -10,7 +10,8 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from sw.metric import MINERS, LargeMarginMetricLearning, hierarchical_schedule, mine_triplets
 from sw.metric.hierarchical import points_in_sphere, stratified_sample
-from sw.metric.solvers import build_problem, solve_projected_gradient, solve_sdp
+from sw.metric.solvers import (build_problem, objective, solve_projected_gradient, solve_sdp,
+                               solve_sdp_clarabel, span_basis)
 
 
 def _small_problem(seed=0, c=10.0, mining="batch_semi_hard", k=2):
@@ -48,6 +49,75 @@ def test_sdp_and_fast_solver_agree_on_small_problems(mining):
     assert value_fast == pytest.approx(value_sdp, rel=1e-3)
     assert np.linalg.norm(M_fast - M_sdp) <= 0.05 * np.linalg.norm(M_sdp)
     assert np.linalg.norm(M_sdp) > 0  # the test problem is not solved by M = 0
+
+
+@pytest.mark.parametrize("mining", ["batch_semi_hard", "ephn", "negative_sampling",
+                                    "batch_hard"])
+def test_direct_clarabel_sdp_is_the_same_problem_as_the_cvxpy_one(mining):
+    # Same SDP handed to Clarabel without cvxpy: same optimum (objective by hand).
+    X, pairs, triplets, c = _small_problem(mining=mining, k=2)
+    problem = build_problem(X, pairs, triplets, c)
+    M_cvxpy, _ = solve_sdp(problem)
+    M_direct, info = solve_sdp_clarabel(problem)
+    value_cvxpy = _objective_by_hand(X, pairs, triplets, c, M_cvxpy)
+    assert _objective_by_hand(X, pairs, triplets, c, M_direct) == pytest.approx(
+        value_cvxpy, rel=1e-6)
+    assert info["objective"] == pytest.approx(value_cvxpy, rel=1e-6)
+    assert np.linalg.eigvalsh(M_direct).min() >= -1e-9
+
+
+def test_direct_clarabel_sdp_without_triplets_is_zero_cost():
+    X = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 0.5], [2.0, 0.0, 1.0]])
+    problem = build_problem(X, [(0, 1), (0, 2)], np.empty((0, 3), dtype=int), 1.0)
+    M, info = solve_sdp_clarabel(problem)
+    assert info["objective"] == pytest.approx(0.0, abs=1e-7)
+
+
+def test_a_sphere_problem_is_solved_exactly_in_the_span_of_its_points():
+    # 12 points of 3 mixed classes lying in a 3-D subspace of 8 features: the reduced
+    # 3 x 3 problem reaches the optimum of the full 8 x 8 SDP (not zero: the classes
+    # overlap), and its M is zero off the span.
+    rng = np.random.default_rng(1)
+    y = np.arange(12) % 3
+    X = rng.normal(size=(12, 3)) @ rng.normal(size=(3, 8))
+    pairs, triplets = mine_triplets(X, y, "ephn", 1)
+    problem = build_problem(X, pairs, triplets, 10.0)
+    basis = span_basis(problem.differences)
+    assert basis.shape == (8, 3)
+    assert span_basis(rng.normal(size=(20, 3))) is None       # full rank: nothing to do
+    full, _ = solve_sdp(problem)
+    model = LargeMarginMetricLearning(mining="ephn", k=1, c=10.0)
+    model._validate_hyperparameters()
+    M, _, solver, _ = model._solve(X, y, 1, np.random.default_rng(0), sphere=True)
+    assert solver == "sdp"
+    assert objective(problem, full) > 100
+    assert objective(problem, M) == pytest.approx(objective(problem, full), rel=1e-6)
+    complement = np.linalg.svd(basis, full_matrices=True)[0][:, 3:]
+    assert np.abs(complement.T @ M @ complement).max() <= 1e-9 * np.abs(M).max()
+
+
+def test_sdp_interface_auto_is_cvxpy_alone_and_clarabel_for_spheres(monkeypatch):
+    import sw.metric.estimator as estimator
+    calls = []
+    real_cvxpy, real_direct = estimator.solve_sdp, estimator.solve_sdp_clarabel
+    monkeypatch.setattr(estimator, "solve_sdp",
+                        lambda problem: calls.append("cvxpy") or real_cvxpy(problem))
+    monkeypatch.setattr(estimator, "solve_sdp_clarabel",
+                        lambda problem: calls.append("clarabel") or real_direct(problem))
+    X, y = load_iris(return_X_y=True)
+    LargeMarginMetricLearning(mining="ephn", k=2, c=10.0).fit(X, y)
+    assert calls == ["cvxpy"]          # the non-hierarchical problem: unchanged
+    calls.clear()
+    LargeMarginMetricLearning(mining="ephn", hierarchical=True, k=2, c=10.0, n_iterations=3,
+                              random_state=0).fit(X, y)
+    assert calls and set(calls) == {"clarabel"}
+    calls.clear()
+    LargeMarginMetricLearning(mining="ephn", hierarchical=True, k=2, c=10.0, n_iterations=2,
+                              sdp_interface="cvxpy", random_state=0).fit(X, y)
+    assert calls and set(calls) == {"cvxpy"}
+    calls.clear()
+    LargeMarginMetricLearning(mining="ephn", k=2, c=10.0, sdp_interface="clarabel").fit(X, y)
+    assert calls == ["clarabel"]
 
 
 def test_sdp_solution_is_optimal_against_other_psd_matrices():
@@ -251,6 +321,7 @@ def test_k_larger_than_a_class_is_refused_with_the_limit():
     ({"k": 0}, "k=0"),
     ({"c": -1.0}, "c=-1.0"),
     ({"sphere_placement": "grid"}, "sphere_placement='grid'"),
+    ({"sdp_interface": "mosek"}, "sdp_interface='mosek'"),
     ({"k": 1.5}, r"k=1.5 must be an integer >= 1"),
     ({"k": True}, r"k=True must be an integer"),
     ({"c": float("inf")}, r"c=inf must be a finite positive"),
@@ -350,6 +421,47 @@ def test_reproduce_command_writes_table_and_csv(tmp_path):
     assert "k-EPHN" in table and "95.45" in table       # thesis number beside ours
     rows = (tmp_path / "table31.csv").read_text().splitlines()
     assert len(rows) == 1 + 1 + 2                        # header, kNN, two approaches
+
+
+def test_reproduce_command_repeats_over_seeds_and_summarises(tmp_path):
+    from sw.metric.reproduce import main
+    main(["--datasets", "iris", "--miners", "k-EPHN", "--quick", "--no-peer",
+          "--no-figures", "--seeds", "0", "1", "--output-dir", str(tmp_path)])
+    summary = (tmp_path / "table31_seeds.md").read_text()
+    assert "Seeds [0, 1]" in summary and " ± " in summary
+    rows = {(row.split(",")[1], row.split(",")[2]): row.split(",")
+            for row in (tmp_path / "table31_seeds.csv").read_text().splitlines()[1:]}
+    assert set(rows) == {("-", "kNN (Euclidean)"), ("non-hierarchical", "ephn"),
+                         ("hierarchical", "ephn")}
+    assert all(row[3] == "2" for row in rows.values())          # both seeds ran
+    assert rows[("hierarchical", "ephn")][8] != "–"             # a speed-up per seed
+    assert (tmp_path / "table31.md").exists()                   # first seed's table
+
+
+def test_seed_summary_takes_ratios_within_each_seed():
+    from sw.metric.reproduce import Result, summarise_seeds
+
+    def run(non, hier, accuracy):
+        return [Result("iris", "non-hierarchical", "ephn", accuracy=accuracy, fit_seconds=non),
+                Result("iris", "hierarchical", "ephn", accuracy=accuracy, fit_seconds=hier)]
+    summary = summarise_seeds({0: run(1.0, 0.5, 90.0), 1: run(3.0, 0.5, 100.0)})
+    hier = next(row for row in summary if row["approach"] == "hierarchical")
+    assert hier["ratio"][:4] == pytest.approx((4.0, np.std([2, 6], ddof=1), 2.0, 6.0))
+    assert hier["accuracy"][0] == pytest.approx(95.0)
+
+
+def test_orl_seeds_other_than_0_shuffle_only_validation_and_test():
+    if not _have_data_file("orl_faces"):
+        pytest.skip(DATA_HINT.format(name="orl_faces"))
+    from sw.metric.reproduce import prepare
+    fixed, shuffled = prepare("orl_faces", 0), prepare("orl_faces", 1)
+    # images 1-6 train in both (PCA's randomised solver moves trailing eigenfaces a bit)
+    assert np.array_equal(fixed.y_train, shuffled.y_train)
+    assert np.allclose(np.abs(fixed.X_train[:, :3]), np.abs(shuffled.X_train[:, :3]),
+                       rtol=1e-6)
+    assert not np.array_equal(fixed.X_test, shuffled.X_test)
+    for labels in (shuffled.y_validation, shuffled.y_test):
+        assert set(np.bincount(labels, minlength=40)) == {2}
 
 
 def test_reproduce_command_draws_both_figures(tmp_path):

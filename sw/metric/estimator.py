@@ -1,5 +1,6 @@
 """The large-margin metric learning estimator (thesis eq. 2.8/2.9, chapter 3)."""
 
+import dataclasses
 import numbers
 import time
 
@@ -12,11 +13,12 @@ from .hierarchical import (DEFAULT_N_ITERATIONS, hierarchical_schedule, points_i
                            sphere_centres, stratified_sample)
 from .mining import canonical_miner_name, mine_triplets
 from .solvers import (SDP_MAX_COST, SDP_MAX_FEATURES, SDP_MAX_TRIPLETS, build_problem, project_psd,
-                      solve_projected_gradient, solve_sdp)
+                      solve_projected_gradient, solve_sdp, solve_sdp_clarabel, span_basis)
 
-__all__ = ["LargeMarginMetricLearning", "SOLVERS"]
+__all__ = ["LargeMarginMetricLearning", "SOLVERS", "SDP_INTERFACES"]
 
 SOLVERS = ("auto", "sdp", "projected_gradient")
+SDP_INTERFACES = ("auto", "cvxpy", "clarabel")
 
 
 class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
@@ -48,6 +50,13 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         PSD cone; ``"auto"`` takes the SDP when the problem has at most
         ``SDP_MAX_TRIPLETS`` triplets, ``SDP_MAX_FEATURES`` features and
         ``n_triplets * n_features**2 <= SDP_MAX_COST``.
+    sdp_interface : {"auto", "cvxpy", "clarabel"}, default="auto"
+        How the SDP reaches the interior-point solver Clarabel: ``"cvxpy"`` states it in
+        cvxpy (compilation costs 10-20 ms per problem), ``"clarabel"`` hands Clarabel the
+        same conic problem directly (:func:`sw.metric.solvers.solve_sdp_clarabel`; same
+        optimum to solver tolerance).  ``"auto"``: cvxpy for the single problem of the
+        non-hierarchical approach, Clarabel directly for the many small sphere problems
+        of the hierarchical approach.
     k : int, default=3
         Positives per anchor and negatives per anchor-positive pair.
     c : float, default=1.0
@@ -95,10 +104,11 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
     def __init__(self, mining="batch_hard", hierarchical=False, solver="auto", k=3, c=1.0,
                  negative_sampling_cap=1.4, max_iter=2000, tol=1e-6, max_triplets=1_000_000,
                  n_iterations=DEFAULT_N_ITERATIONS, sphere_placement="data",
-                 diagonal_strengthening=0.1, random_state=None):
+                 diagonal_strengthening=0.1, random_state=None, sdp_interface="auto"):
         self.mining = mining
         self.hierarchical = hierarchical
         self.solver = solver
+        self.sdp_interface = sdp_interface
         self.k = k
         self.c = c
         self.negative_sampling_cap = negative_sampling_cap
@@ -124,6 +134,9 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
             raise ValueError(f"hierarchical={self.hierarchical!r} must be True or False")
         if self.solver not in SOLVERS:
             raise ValueError(f"solver={self.solver!r} must be one of {list(SOLVERS)}")
+        if self.sdp_interface not in SDP_INTERFACES:
+            raise ValueError(f"sdp_interface={self.sdp_interface!r} must be one of "
+                             f"{list(SDP_INTERFACES)}")
         if not is_integer(self.k) or self.k < 1:
             raise ValueError(f"k={self.k!r} must be an integer >= 1")
         if not is_real(self.c) or not 0 < self.c < np.inf:
@@ -177,8 +190,15 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
                 f"value finite: impute or drop those rows")
 
     # ------------------------------------------------------------------ solving
-    def _solve(self, X, y, k, rng):
-        """Mine triplets on (X, y) and solve; returns (M, n_triplets, solver, info)."""
+    def _solve(self, X, y, k, rng, sphere=False):
+        """Mine triplets on (X, y) and solve; returns (M, n_triplets, solver, info).
+
+        ``sphere`` marks a hierarchical sphere problem.  Those are solved in the span of
+        their difference vectors (``M = Q M' Q^T``, zero in the directions the sphere's
+        points do not span: a sphere of m points spans at most m - 1), which is exact
+        for the objective and lets a 6-point sphere in 30 features be a 5 x 5 problem;
+        under ``sdp_interface="auto"`` they go to Clarabel directly.
+        """
         if canonical_miner_name(self.mining) == "batch_all":
             # k positives x every negative per anchor: count before building the array
             # (k-BA on MNIST would allocate hundreds of MB only to be refused).
@@ -191,15 +211,25 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         if len(triplets) > self.max_triplets:
             self._refuse(len(triplets), k)
         problem = build_problem(X, pairs, triplets, self.c)
+        basis = span_basis(problem.differences) if sphere else None
+        if basis is not None:
+            if basis.shape[1] == 0:      # all points equal: any M is optimal
+                return np.zeros((X.shape[1],) * 2), len(triplets), "none", {"objective": 0.0}
+            problem = dataclasses.replace(problem, differences=problem.differences @ basis)
         solver = self.solver
         if solver == "auto":
-            small = (len(triplets) <= SDP_MAX_TRIPLETS and X.shape[1] <= SDP_MAX_FEATURES
-                     and len(triplets) * X.shape[1] ** 2 <= SDP_MAX_COST)
+            d = problem.n_features
+            small = (len(triplets) <= SDP_MAX_TRIPLETS and d <= SDP_MAX_FEATURES
+                     and len(triplets) * d ** 2 <= SDP_MAX_COST)
             solver = "sdp" if small else "projected_gradient"
         M = info = None
         if solver == "sdp":
             try:
-                M, info = solve_sdp(problem)
+                interface = self.sdp_interface
+                if interface == "auto":
+                    interface = "clarabel" if sphere else "cvxpy"
+                M, info = (solve_sdp_clarabel(problem) if interface == "clarabel"
+                           else solve_sdp(problem))
             except RuntimeError:
                 if self.solver == "sdp":
                     raise
@@ -208,6 +238,8 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
                 solver = "projected_gradient"
         if solver == "projected_gradient":
             M, info = solve_projected_gradient(problem, max_iter=self.max_iter, tol=self.tol)
+        if basis is not None:
+            M = basis @ M @ basis.T
         return M, len(triplets), solver, info
 
     def _refuse(self, n_triplets, k):
@@ -255,9 +287,11 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
                     continue
                 sample = sample[np.isin(y[sample], usable)]
                 k = min(self.k, int(counts[counts >= 2].min()) - 1)
-                M, count, solver, _ = self._solve(current[sample], y[sample], k, rng)
+                M, count, solver, _ = self._solve(current[sample], y[sample], k, rng,
+                                                  sphere=True)
                 metrics.append(M)
-                solvers_used.add(solver)
+                if solver != "none":
+                    solvers_used.add(solver)
                 n_triplets += count
                 n_solved += 1
             if not metrics:
