@@ -11,7 +11,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sw.metric import MINERS, LargeMarginMetricLearning, hierarchical_schedule, mine_triplets
 from sw.metric.hierarchical import points_in_sphere, stratified_sample
 from sw.metric.solvers import (build_problem, objective, solve_projected_gradient, solve_sdp,
-                               solve_sdp_clarabel, span_basis)
+                               solve_sdp_clarabel)
 
 
 def _small_problem(seed=0, c=10.0, mining="batch_semi_hard", k=2):
@@ -66,34 +66,26 @@ def test_direct_clarabel_sdp_is_the_same_problem_as_the_cvxpy_one(mining):
     assert np.linalg.eigvalsh(M_direct).min() >= -1e-9
 
 
+def test_direct_clarabel_sdp_agrees_with_cvxpy_where_it_switches_to_faer():
+    # From CLARABEL_FAER_FROM_FEATURES features on, Clarabel factorises with faer.
+    from sw.metric.solvers import CLARABEL_FAER_FROM_FEATURES
+    d = CLARABEL_FAER_FROM_FEATURES
+    rng = np.random.default_rng(2)
+    y = np.arange(3 * d) % 3
+    X = rng.normal(size=(3 * d, d)) + 0.3 * np.outer(y, rng.normal(size=d))
+    pairs, triplets = mine_triplets(X, y, "ephn", 1)
+    problem = build_problem(X, pairs, triplets, 10.0)
+    M_cvxpy, info_cvxpy = solve_sdp(problem)
+    _, info_direct = solve_sdp_clarabel(problem)
+    assert info_cvxpy["objective"] > 1.0
+    assert info_direct["objective"] == pytest.approx(info_cvxpy["objective"], rel=1e-6)
+
+
 def test_direct_clarabel_sdp_without_triplets_is_zero_cost():
     X = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 0.5], [2.0, 0.0, 1.0]])
     problem = build_problem(X, [(0, 1), (0, 2)], np.empty((0, 3), dtype=int), 1.0)
     M, info = solve_sdp_clarabel(problem)
     assert info["objective"] == pytest.approx(0.0, abs=1e-7)
-
-
-def test_a_sphere_problem_is_solved_exactly_in_the_span_of_its_points():
-    # 12 points of 3 mixed classes lying in a 3-D subspace of 8 features: the reduced
-    # 3 x 3 problem reaches the optimum of the full 8 x 8 SDP (not zero: the classes
-    # overlap), and its M is zero off the span.
-    rng = np.random.default_rng(1)
-    y = np.arange(12) % 3
-    X = rng.normal(size=(12, 3)) @ rng.normal(size=(3, 8))
-    pairs, triplets = mine_triplets(X, y, "ephn", 1)
-    problem = build_problem(X, pairs, triplets, 10.0)
-    basis = span_basis(problem.differences)
-    assert basis.shape == (8, 3)
-    assert span_basis(rng.normal(size=(20, 3))) is None       # full rank: nothing to do
-    full, _ = solve_sdp(problem)
-    model = LargeMarginMetricLearning(mining="ephn", k=1, c=10.0)
-    model._validate_hyperparameters()
-    M, _, solver, _ = model._solve(X, y, 1, np.random.default_rng(0), sphere=True)
-    assert solver == "sdp"
-    assert objective(problem, full) > 100
-    assert objective(problem, M) == pytest.approx(objective(problem, full), rel=1e-6)
-    complement = np.linalg.svd(basis, full_matrices=True)[0][:, 3:]
-    assert np.abs(complement.T @ M @ complement).max() <= 1e-9 * np.abs(M).max()
 
 
 def test_sdp_interface_auto_is_cvxpy_alone_and_clarabel_for_spheres(monkeypatch):

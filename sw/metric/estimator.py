@@ -1,6 +1,5 @@
 """The large-margin metric learning estimator (thesis eq. 2.8/2.9, chapter 3)."""
 
-import dataclasses
 import numbers
 import time
 
@@ -13,7 +12,7 @@ from .hierarchical import (DEFAULT_N_ITERATIONS, hierarchical_schedule, points_i
                            sphere_centres, stratified_sample)
 from .mining import canonical_miner_name, mine_triplets
 from .solvers import (SDP_MAX_COST, SDP_MAX_FEATURES, SDP_MAX_TRIPLETS, build_problem, project_psd,
-                      solve_projected_gradient, solve_sdp, solve_sdp_clarabel, span_basis)
+                      solve_projected_gradient, solve_sdp, solve_sdp_clarabel)
 
 __all__ = ["LargeMarginMetricLearning", "SOLVERS", "SDP_INTERFACES"]
 
@@ -193,11 +192,8 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
     def _solve(self, X, y, k, rng, sphere=False):
         """Mine triplets on (X, y) and solve; returns (M, n_triplets, solver, info).
 
-        ``sphere`` marks a hierarchical sphere problem.  Those are solved in the span of
-        their difference vectors (``M = Q M' Q^T``, zero in the directions the sphere's
-        points do not span: a sphere of m points spans at most m - 1), which is exact
-        for the objective and lets a 6-point sphere in 30 features be a 5 x 5 problem;
-        under ``sdp_interface="auto"`` they go to Clarabel directly.
+        ``sphere`` marks a hierarchical sphere problem: under ``sdp_interface="auto"``
+        those go to Clarabel directly.
         """
         if canonical_miner_name(self.mining) == "batch_all":
             # k positives x every negative per anchor: count before building the array
@@ -211,14 +207,9 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         if len(triplets) > self.max_triplets:
             self._refuse(len(triplets), k)
         problem = build_problem(X, pairs, triplets, self.c)
-        basis = span_basis(problem.differences) if sphere else None
-        if basis is not None:
-            if basis.shape[1] == 0:      # all points equal: any M is optimal
-                return np.zeros((X.shape[1],) * 2), len(triplets), "none", {"objective": 0.0}
-            problem = dataclasses.replace(problem, differences=problem.differences @ basis)
         solver = self.solver
         if solver == "auto":
-            d = problem.n_features
+            d = X.shape[1]
             small = (len(triplets) <= SDP_MAX_TRIPLETS and d <= SDP_MAX_FEATURES
                      and len(triplets) * d ** 2 <= SDP_MAX_COST)
             solver = "sdp" if small else "projected_gradient"
@@ -238,8 +229,6 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
                 solver = "projected_gradient"
         if solver == "projected_gradient":
             M, info = solve_projected_gradient(problem, max_iter=self.max_iter, tol=self.tol)
-        if basis is not None:
-            M = basis @ M @ basis.T
         return M, len(triplets), solver, info
 
     def _refuse(self, n_triplets, k):
@@ -290,8 +279,7 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
                 M, count, solver, _ = self._solve(current[sample], y[sample], k, rng,
                                                   sphere=True)
                 metrics.append(M)
-                if solver != "none":
-                    solvers_used.add(solver)
+                solvers_used.add(solver)
                 n_triplets += count
                 n_solved += 1
             if not metrics:
