@@ -413,6 +413,7 @@ def test_reproduce_command_writes_table_and_csv(tmp_path):
     assert "k-EPHN" in table and "95.45" in table       # thesis number beside ours
     rows = (tmp_path / "table31.csv").read_text().splitlines()
     assert len(rows) == 1 + 1 + 2                        # header, kNN, two approaches
+    assert "same (k, c)" in table
 
 
 def test_reproduce_command_repeats_over_seeds_and_summarises(tmp_path):
@@ -427,6 +428,7 @@ def test_reproduce_command_repeats_over_seeds_and_summarises(tmp_path):
                          ("hierarchical", "ephn")}
     assert all(row[3] == "2" for row in rows.values())          # both seeds ran
     assert rows[("hierarchical", "ephn")][8] != "–"             # a speed-up per seed
+    assert rows[("hierarchical", "ephn")][12] != "–"            # and at the same (k, c)
     assert (tmp_path / "table31.md").exists()                   # first seed's table
 
 
@@ -436,9 +438,14 @@ def test_seed_summary_takes_ratios_within_each_seed():
     def run(non, hier, accuracy):
         return [Result("iris", "non-hierarchical", "ephn", accuracy=accuracy, fit_seconds=non),
                 Result("iris", "hierarchical", "ephn", accuracy=accuracy, fit_seconds=hier)]
-    summary = summarise_seeds({0: run(1.0, 0.5, 90.0), 1: run(3.0, 0.5, 100.0)})
+    first, second = run(1.0, 0.5, 90.0), run(3.0, 0.5, 100.0)
+    for results in (first, second):     # non-hier. fit at the hier. model's (k, c) = 2 s
+        results[1].k, results[1].c = 1, 10.0
+        results[0].grid_seconds = {(1, 10.0): 2.0, (3, 10.0): 9.0}
+    summary = summarise_seeds({0: first, 1: second})
     hier = next(row for row in summary if row["approach"] == "hierarchical")
     assert hier["ratio"][:4] == pytest.approx((4.0, np.std([2, 6], ddof=1), 2.0, 6.0))
+    assert hier["ratio_same_kc"][:4] == pytest.approx((4.0, 0.0, 4.0, 4.0))
     assert hier["accuracy"][0] == pytest.approx(95.0)
 
 
