@@ -52,6 +52,21 @@ def test_pe_trains_dataset_trees_identical_to_the_model():
     assert (tests, failed) == (1, 0)
 
 
+def test_pe_cycles_per_tree_stay_within_the_cycle_model():
+    """Cycles, not wall time: every tree after the first (which alone clears the weight tags)
+    takes at most 1.5 x the analytical model of docs/gateware.md, in both modes. A clearing
+    pass or a lost overlap per tree shows up here as a multiple of the model."""
+    from sim.pe_cycles import BUILD, cycle_model, measure
+    names = ["iris", "sonar"]
+    if not all(available(name) for name in names):
+        pytest.skip("iris and sonar not found: set HWFOREST_DATA_DIR (e.g. ../shared/datasets)")
+    records = measure(names, trees=2)[1:]
+    assert {record["mode"] for record in records} == {"tree", "node"}
+    for record in records:
+        model = cycle_model(record, BUILD["feature_lanes"])
+        assert record["cycles"] <= 1.5 * model, (record["label"], record["mode"], record["cycles"], model)
+
+
 @pytest.mark.parametrize("arguments, text", [
     ({"feature_lanes": 3}, "feature_lanes must be a power of two, not 3"),
     ({"max_features": 4, "feature_lanes": 8}, "feature_lanes must be at most max_features"),
