@@ -13,14 +13,12 @@ after each job, a line to the file named by ``progress`` (if any).
 """
 
 import pickle
-import random
 import time
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
-from sim.host import HostDriver
+from sim.host import start_host
 from sim.runner import testbench_parameters
 from sim.streams import unpack
 
@@ -46,14 +44,7 @@ async def run_jobs(dut):
     with open(settings["jobs"], "rb") as file:
         jobs = pickle.load(file)
     watch_cycles = int(settings.get("watch_cycles", 16))
-    Clock(dut.clk, 10, unit="ns").start()
-    host = HostDriver(dut, settings["design"], random.Random(0))
-    for driver in host.drivers:
-        cocotb.start_soon(driver.run())
-    dut.rst.value = 1
-    await ClockCycles(dut.clk, 2)
-    dut.rst.value = 0
-    capacity = await host.check_identity()
+    host, capacity = await start_host(dut, settings["design"])
     results = []
     for job in jobs:
         wall = time.perf_counter()

@@ -7,7 +7,11 @@ Testbenches and the simulation backend (``sim.session``) use it; nobody else nee
 know the signal names.
 """
 
+import random
+
+import cocotb
 import numpy as np
+from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.forest import dataset_layout, forest_node_layout
@@ -16,7 +20,7 @@ from hw.system import IDENTIFIER, REGISTERS
 from sim.streams import StreamSink, StreamSource, unpack
 from sim.trees import PECapacity, bits, dataset_beats, tree_from_nodes, tree_inputs
 
-__all__ = ["HostDriver", "SystemError_"]
+__all__ = ["HostDriver", "SystemError_", "start_host"]
 
 STATUS_BITS = ("busy", "done", "bad_config", "dataset_error", "start_while_busy", "tree_error",
                "inference_idle", "inference_bad_config", "bad_node", "bad_row", "bad_feature",
@@ -25,6 +29,19 @@ STATUS_BITS = ("busy", "done", "bad_config", "dataset_error", "start_while_busy"
 
 class SystemError_(RuntimeError):
     """The accelerator reported an error flag (named in the message)."""
+
+
+async def start_host(dut, design, clock_period_ns=10):
+    """Start the clock and a stall-free :class:`HostDriver`, reset the design and check it
+    is the build ``design`` describes. Returns ``(host, capacity)``."""
+    Clock(dut.clk, clock_period_ns, unit="ns").start()
+    host = HostDriver(dut, design, random.Random(0))
+    for driver in host.drivers:
+        cocotb.start_soon(driver.run())
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 2)
+    dut.rst.value = 0
+    return host, await host.check_identity()
 
 
 class HostDriver:

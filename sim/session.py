@@ -12,13 +12,10 @@ pickle named by ``result``). A job is a dict with any of:
 """
 
 import pickle
-import random
 
 import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles
 
-from sim.host import HostDriver
+from sim.host import start_host
 from sim.runner import testbench_parameters
 
 
@@ -27,14 +24,8 @@ async def run_job(dut):
     settings = testbench_parameters()
     with open(settings["job"], "rb") as file:
         job = pickle.load(file)
-    Clock(dut.clk, 10, unit="ns").start()
-    host = HostDriver(dut, settings["design"], random.Random(0))
-    for driver in host.drivers:
-        cocotb.start_soon(driver.run())
-    dut.rst.value = 1
-    await ClockCycles(dut.clk, 2)
-    dut.rst.value = 0
-    result = {"capacity": await host.check_identity()}
+    host, capacity = await start_host(dut, settings["design"])
+    result = {"capacity": capacity}
     if "train" in job:
         train = job["train"]
         await host.load_dataset(train["codes"], train["labels"])

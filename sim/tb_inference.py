@@ -158,6 +158,8 @@ class InferenceTestbench(StreamTestbench):
         return fields
 
     def check_fits(self, trees, n_features, label):
+        """Guard on the testbench's own cases (not a check of the design): a forest the
+        build cannot hold would test nothing, so a generator drifting past the build fails."""
         g = self.g
         assert 1 <= len(trees) <= g.max_trees, f"{label}: {len(trees)} trees"
         assert n_features <= g.max_features, f"{label}: {n_features} features"
