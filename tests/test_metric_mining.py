@@ -182,3 +182,66 @@ def test_a_class_with_one_sample_is_refused_by_name():
     y = np.array([0, 0, 0, 1, 1, 2])
     with pytest.raises(ValueError, match=r"class 2 has 1 sample.*at least 2"):
         mine_triplets(X, y, "ephn", 1)
+
+
+def _mine_one_anchor_at_a_time(X, y, mining, k, random_state=None, cap=1.4):
+    """The miners' definitions written out literally, one anchor and positive at a time.
+
+    Deliberately naive (a loop per anchor, a sort per subset): ``mine_triplets`` is
+    vectorised over anchors and must return exactly these pairs and triplets, in this
+    order (and, for negative sampling, draw the same negatives from the same seed).
+    """
+    miner = canonical_miner_name(mining)
+    rng = np.random.default_rng(random_state)
+    squared = np.sum(X ** 2, axis=1)
+    distance = np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2 * X @ X.T, 0.0))
+    centred = X - X.mean(axis=0)
+    norms = np.linalg.norm(centred, axis=1, keepdims=True)
+    unit = centred / np.where(norms > 0, norms, 1.0)
+    unit_distance = np.sqrt(np.clip(2.0 - 2.0 * unit @ unit.T, 0.0, 4.0))
+    pairs, triplets = [], []
+    index = np.arange(len(y))
+    for anchor in index:
+        positives = index[(y == y[anchor]) & (index != anchor)]
+        negatives = index[y != y[anchor]]
+        near_positives = sorted(positives, key=lambda j: (distance[anchor, j], j))
+        far_positives = sorted(positives, key=lambda j: (-distance[anchor, j], j))
+        near_negatives = sorted(negatives, key=lambda l: (distance[anchor, l], l))
+        far_negatives = sorted(negatives, key=lambda l: (-distance[anchor, l], l))
+        chosen = (far_positives if miner in ("batch_hard", "hpen") else near_positives)[:k]
+        for positive in chosen:
+            pairs.append((anchor, positive))
+            if miner == "batch_all":
+                picked = near_negatives
+            elif miner in ("batch_hard", "ephn"):
+                picked = near_negatives[:k]
+            elif miner in ("hpen", "epen"):
+                picked = far_negatives[:k]
+            elif miner == "batch_semi_hard":
+                picked = [l for l in near_negatives
+                          if distance[anchor, l] > distance[anchor, positive]][:k]
+            else:
+                weights = negative_sampling_weights(unit_distance[anchor, negatives],
+                                                    max(X.shape[1], 2), cap)
+                picked = rng.choice(negatives, size=min(k, negatives.size), replace=False,
+                                    p=weights / weights.sum())
+            triplets += [(anchor, positive, l) for l in picked]
+    return (np.asarray(pairs, dtype=np.intp).reshape(-1, 2),
+            np.asarray(triplets, dtype=np.intp).reshape(-1, 3))
+
+
+@pytest.mark.parametrize("mining", MINERS)
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_vectorised_miner_returns_the_literal_definition_in_order(mining, k):
+    rng = np.random.default_rng(k)
+    # Coarse integer grid: many equal distances (and duplicate points), three unequal
+    # classes, so ties, short negative lists and the semi-hard "fewer qualify" case occur.
+    X = rng.integers(0, 4, size=(23, 2)).astype(float)
+    y = np.repeat([0, 1, 2], [10, 8, 5])
+    rng.shuffle(y)
+    expected_pairs, expected_triplets = _mine_one_anchor_at_a_time(X, y, mining, k,
+                                                                   random_state=7)
+    pairs, triplets = mine_triplets(X, y, mining, k, random_state=7)
+    np.testing.assert_array_equal(pairs, expected_pairs)
+    np.testing.assert_array_equal(triplets, expected_triplets)
+    assert len(triplets) > 0

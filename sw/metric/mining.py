@@ -174,53 +174,101 @@ def mine_triplets(X, y, mining, k, random_state=None, negative_sampling_cap=1.4)
 
     squared = np.sum(X ** 2, axis=1)
     distance = np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2 * X @ X.T, 0.0))
-    if miner == "negative_sampling":
+    # Vectorised over anchors (the per-anchor Python loop was 17-30 % of a hierarchical
+    # Iris fit, mining ~45 small spheres).  Each row is sorted once, nearest first and farthest first,
+    # both stable: filtering a stable order of all points to the positives (or negatives)
+    # of an anchor gives the stable order of that subset, so equal distances still go to
+    # the lower sample index.  The output (pairs and triplets, in the same order) is the
+    # one of the literal per-anchor definition; a test compares them.
+    n = len(y)
+    index = np.arange(n)
+    # Each ordering is computed at most once (a full row sort is the costly step on
+    # MNIST-sized problems): k-HPEN needs only the farthest-first one.
+    nearest = (None if miner == "hpen"
+               else np.argsort(distance, axis=1, kind="stable"))
+    farthest = (np.argsort(-distance, axis=1, kind="stable")
+                if miner in ("batch_hard", "hpen", "epen") else None)
+    if miner in ("batch_hard", "hpen"):
+        positive_far = (y[farthest] == y[:, None]) & (farthest != index[:, None])
+        chosen_positives = _first_k(farthest, positive_far, k)
+    else:
+        positive_near = (y[nearest] == y[:, None]) & (nearest != index[:, None])
+        chosen_positives = _first_k(nearest, positive_near, k)
+    # Every class has at least k + 1 points and there are at least two classes, so every
+    # anchor has k positives and more than k negatives.
+    pairs = np.stack([np.repeat(index, k), chosen_positives.ravel()], axis=1).astype(np.intp)
+    pair_anchor, pair_positive = pairs[:, 0], pairs[:, 1]
+
+    if miner in ("batch_hard", "ephn", "hpen", "epen"):
+        if miner in ("batch_hard", "ephn"):
+            negatives = _first_k(nearest, y[nearest] != y[:, None], k)
+        else:
+            negatives = _first_k(farthest, y[farthest] != y[:, None], k)
+        # Per anchor: every chosen positive with the same k negatives.
+        counts = np.full(len(pairs), k)
+        negative_of_pair = np.repeat(negatives, k, axis=0)         # (n_pairs, k)
+        chosen = negative_of_pair.ravel()
+    elif miner == "negative_sampling":
         # Eq. 2.11 assumes points on the unit sphere: centre, then normalise each point.
         centred = X - X.mean(axis=0)
         norms = np.linalg.norm(centred, axis=1, keepdims=True)
         unit = centred / np.where(norms > 0, norms, 1.0)
         unit_distance = np.sqrt(np.clip(2.0 - 2.0 * unit @ unit.T, 0.0, 4.0))
         dimension = max(X.shape[1], 2)
+        # The draws stay one rng.choice per (anchor, positive), in order, so a seed gives
+        # the same negatives as before; only the weights are computed once per anchor.
+        blocks = []
+        for anchor in range(n):
+            negatives = index[y != y[anchor]]
+            weights = negative_sampling_weights(unit_distance[anchor, negatives], dimension,
+                                                negative_sampling_cap)
+            probabilities = weights / weights.sum()
+            count = min(k, negatives.size)
+            for _ in range(k):
+                blocks.append(rng.choice(negatives, size=count, replace=False,
+                                         p=probabilities))
+        counts = np.array([b.size for b in blocks], dtype=np.intp)
+        chosen = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.intp)
+    else:
+        # The negatives of each anchor in nearest-first order, left-aligned in a padded
+        # matrix (padding: index -1, distance +inf).
+        negative_near = y[nearest] != y[:, None]
+        n_negatives = negative_near.sum(axis=1)
+        rank = np.cumsum(negative_near, axis=1) - 1
+        rows, columns = np.nonzero(negative_near)
+        negative_index = np.full((n, int(n_negatives.max())), -1, dtype=np.intp)
+        negative_index[rows, rank[rows, columns]] = nearest[rows, columns]
+        if miner == "batch_all":
+            counts = n_negatives[pair_anchor]
+            start = np.zeros(len(pairs), dtype=np.intp)
+        else:  # batch_semi_hard: the k nearest negatives farther than the positive
+            negative_distance = np.full(negative_index.shape, np.inf)
+            negative_distance[rows, rank[rows, columns]] = distance[rows, nearest[rows, columns]]
+            positive_distance = distance[pair_anchor, pair_positive]
+            # Negatives are sorted by distance, so those farther than the positive are a
+            # suffix of the list; it starts after those at most as far.
+            start = np.empty(len(pairs), dtype=np.intp)
+            for first in range(0, len(pairs), 512):     # bounded memory on big problems
+                part = slice(first, first + 512)
+                start[part] = np.sum(negative_distance[pair_anchor[part]]
+                                     <= positive_distance[part, None], axis=1)
+            counts = np.minimum(k, n_negatives[pair_anchor] - start)
+        segment = np.repeat(np.arange(len(pairs)), counts)
+        offsets = np.cumsum(counts) - counts
+        within = np.arange(segment.size) - offsets[segment]
+        chosen = negative_index[pair_anchor[segment], start[segment] + within]
 
-    pairs, triplets = [], []
-    index = np.arange(len(y))
-    for anchor in range(len(y)):
-        same = (y == y[anchor]) & (index != anchor)
-        positives = index[same]
-        negatives = index[y != y[anchor]]
-        # Nearest first and farthest first; both stable, so equal distances keep the
-        # lower sample index first (reversing the nearest-first order would not).
-        positive_order = positives[np.argsort(distance[anchor, positives], kind="stable")]
-        negative_order = negatives[np.argsort(distance[anchor, negatives], kind="stable")]
-        farthest_negatives = negatives[np.argsort(-distance[anchor, negatives], kind="stable")]
-
-        if miner in ("batch_hard", "hpen"):
-            chosen_positives = positives[np.argsort(-distance[anchor, positives],
-                                                    kind="stable")][:k]
-        else:
-            chosen_positives = positive_order[:k]
-
-        for positive in chosen_positives:
-            pairs.append((anchor, positive))
-            if miner == "batch_all":
-                chosen_negatives = negative_order
-            elif miner in ("batch_hard", "ephn"):
-                chosen_negatives = negative_order[:k]
-            elif miner in ("hpen", "epen"):
-                chosen_negatives = farthest_negatives[:k]
-            elif miner == "batch_semi_hard":
-                farther = distance[anchor, negative_order] > distance[anchor, positive]
-                chosen_negatives = negative_order[farther][:k]
-            else:  # negative_sampling
-                weights = negative_sampling_weights(unit_distance[anchor, negatives],
-                                                    dimension, negative_sampling_cap)
-                count = min(k, negatives.size)
-                chosen_negatives = rng.choice(negatives, size=count, replace=False,
-                                              p=weights / weights.sum())
-            block = np.empty((chosen_negatives.size, 3), dtype=np.intp)
-            block[:, 0], block[:, 1], block[:, 2] = anchor, positive, chosen_negatives
-            triplets.append(block)
-
-    pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
-    triplets = (np.concatenate(triplets) if triplets else np.empty((0, 3), dtype=np.intp))
+    triplets = np.empty((int(np.sum(counts)), 3), dtype=np.intp)
+    triplets[:, 0] = np.repeat(pair_anchor, counts)
+    triplets[:, 1] = np.repeat(pair_positive, counts)
+    triplets[:, 2] = chosen
     return pairs, triplets
+
+
+def _first_k(order, mask, k):
+    """Per row, the first ``k`` entries of ``order`` where ``mask`` holds, shape (rows, k).
+
+    Every row must have at least ``k`` such entries.
+    """
+    taken = mask & (np.cumsum(mask, axis=1) <= k)
+    return order[taken].reshape(len(order), k)

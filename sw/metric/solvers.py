@@ -30,6 +30,7 @@ Both return the same minimiser up to solver tolerance on problems small enough f
 """
 
 import dataclasses
+import functools
 import warnings
 
 import numpy as np
@@ -260,6 +261,7 @@ def solve_sdp(problem, solver="CLARABEL"):
                       "n_iter": sdp.solver_stats.num_iters}
 
 
+@functools.lru_cache(maxsize=64)
 def _svec_indices(d):
     """Row/column of each entry of Clarabel's PSD-triangle vector and its scaling.
 
@@ -269,6 +271,8 @@ def _svec_indices(d):
     """
     columns, rows = np.tril_indices(d)       # (col, row), row <= col, column by column
     scale = np.where(rows == columns, 1.0, np.sqrt(2.0))
+    for array in (rows, columns, scale):
+        array.flags.writeable = False      # cached: shared by every call with this d
     return rows, columns, scale
 
 
