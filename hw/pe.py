@@ -126,15 +126,26 @@ class ProcessingElement(wiring.Component):
     one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
         The tree's configuration, sampled on ``start``.
     start : In(1)
-        Begin a tree (from any state; anything in progress is abandoned).
+        Begin a tree (from any state; anything in progress, queued tree included, is
+        abandoned).
+    queue, queue_ready : In(1), Out(1)
+        The serialised pipeline: while a tree trains, the next tree's configuration is
+        taken on ``queue`` when ``queue_ready`` (a handshake, like a stream's valid and
+        ready). The queued tree starts the cycle after the running tree's last node goes
+        out, with no ``start``. A queued thesis-mode tree with the sparse fill has its
+        whole prologue (bootstrap, feature draw, code look-ups, sort) done ahead, while a
+        thesis-mode tree runs its levels. A queued configuration out of range raises
+        ``bad_config`` and is not queued.
     busy, done : Out(1)
-        Training or writing a tree; the last tree was written completely.
+        Training or writing a tree; the last tree was written completely and none is
+        queued.
     bad_config, bad_input, node_overflow, depth_overflow : Out(1)
         Sticky until the next ``start``: the configuration was out of range (nothing
         started), a presorted list was malformed (length or label), the node memory or
         the depth range would have been exceeded (training stopped, no tree written).
     cycles : Out(32)
-        Cycles from ``start`` to the end of the tree (or the error).
+        Cycles from ``start`` (or from the previous tree's end, for a queued tree) to the
+        end of the tree (or the error).
     list_requests : Out(stream.Signature(list_request_layout(...)))
         Features whose presorted lists the PE wants, in the order it will read them.
     presorted : In(stream.Signature(presorted_entry_layout(...)))
@@ -215,6 +226,8 @@ class ProcessingElement(wiring.Component):
             "min_samples_split": In(self.row_bits + 2),
             "min_samples_leaf": In(self.row_bits + 1),
             "start": In(1),
+            "queue": In(1),
+            "queue_ready": Out(1),
             "busy": Out(1),
             "done": Out(1),
             "bad_config": Out(1),
@@ -250,6 +263,8 @@ class ProcessingElement(wiring.Component):
         start_inbag = Signal()
         m.d.sync += start_inbag.eq(0)
         m.d.comb += inbag.start.eq(start_inbag)
+        finishing = Signal()            # the running tree's last node goes out this cycle
+        promoting = Signal()            # ... and the queued tree takes over from it
         lanes = []
         for index in range(lanes_n):
             lane = FeatureLane(slots=self.slots, list_rows=self.max_inbag_rows,
@@ -257,7 +272,7 @@ class ProcessingElement(wiring.Component):
                                code_bits=code_bits, classes=classes, count_bits=count_bits,
                                visit_bits=self.visit_bits)
             # A start abandons whatever the lanes were doing (queued jobs, results, commands).
-            m.submodules[f"lane{index}"] = ResetInserter(self.start)(lane)
+            m.submodules[f"lane{index}"] = ResetInserter(self.start | promoting)(lane)
             lanes.append(lane)
 
         record_layout = data.StructLayout({
@@ -283,18 +298,37 @@ class ProcessingElement(wiring.Component):
         position_read = permutation.read_port()
 
         # ---------------------------------------------------------------- configuration
-        n_rows = Signal.like(self.n_rows)
-        seed = Signal.like(self.seed)
-        tree_index = Signal.like(self.tree_index)
-        n_samples = Signal.like(self.n_samples)
-        bootstrap = Signal()
-        n_features = Signal.like(self.n_features)
-        features_per_node = Signal.like(self.features_per_node)
-        thesis = Signal()
-        depth_limited = Signal()
-        depth_limit = Signal.like(self.depth_limit)
-        min_samples_split = Signal.like(self.min_samples_split)
-        min_samples_leaf = Signal.like(self.min_samples_leaf)
+        # The running tree's configuration, and the queued tree's (the serialised pipeline:
+        # a tree handed over on ``queue`` while this one trains).
+        config_layout = data.StructLayout({
+            "seed": 32, "tree_index": self.tree_index_bits, "n_rows": len(self.n_rows),
+            "n_features": len(self.n_features), "n_samples": len(self.n_samples), "bootstrap": 1,
+            "features_per_node": len(self.features_per_node), "thesis": 1, "depth_limited": 1,
+            "depth_limit": len(self.depth_limit), "min_samples_split": len(self.min_samples_split),
+            "min_samples_leaf": len(self.min_samples_leaf), "sparse": 1,
+        })
+        port_config = Signal(config_layout)
+        m.d.comb += port_config.eq(Cat(
+            self.seed, self.tree_index, self.n_rows, self.n_features, self.n_samples, self.bootstrap,
+            self.features_per_node, self.one_feature_per_tree, self.depth_limited, self.depth_limit,
+            self.min_samples_split, self.min_samples_leaf,
+            self.one_feature_per_tree & self.bootstrap & (self.n_samples <= self.sparse_rows)))
+        config = Signal(config_layout)
+        queued_config = Signal(config_layout)
+        queued = Signal()
+        n_rows = config.n_rows
+        seed = config.seed
+        tree_index = config.tree_index
+        n_samples = config.n_samples
+        bootstrap = config.bootstrap
+        n_features = config.n_features
+        features_per_node = config.features_per_node
+        thesis = config.thesis
+        depth_limited = config.depth_limited
+        depth_limit = config.depth_limit
+        min_samples_split = config.min_samples_split
+        min_samples_leaf = config.min_samples_leaf
+        sparse = config.sparse
         cycles = Signal(32)
         m.d.comb += self.cycles.eq(cycles)
         with m.If(self.busy):
@@ -315,6 +349,20 @@ class ProcessingElement(wiring.Component):
 
         # ---------------------------------------------------------------- state
         tree_feature = Signal(self.feature_bits)
+        # The prologue of a sparse-fill tree (bootstrap draws, the tree's feature, code
+        # look-ups, insertion sort) runs in its own state machine, for the running tree or,
+        # ahead of time, for the queued one (the serialised pipeline).
+        start_prologue = Signal()       # pulse, with start_inbag: the prologue begins
+        inbag_for_queued = Signal()     # the in-bag builder works for the queued tree
+        prefetched = Signal()           # the queued tree's prologue has been started
+        past_prologue = Signal()        # the running thesis-mode tree is done with the builder
+        prologue_drawing = Signal()
+        prologue_ready = Signal()
+        prologue_taken = Signal()
+        prologue_asked = Signal()
+        prologue_bad = Signal()
+        prologue_feature = Signal(self.feature_bits)
+        m.d.sync += start_prologue.eq(0)
         lists_needed = Signal(_bits(self.max_features))
         lists_requested = Signal.like(lists_needed)
         lists_filled = Signal.like(lists_needed)
@@ -404,9 +452,11 @@ class ProcessingElement(wiring.Component):
 
         # ---------------------------------------------------------------- fill path
         m.d.comb += [
-            inbag.seed.eq(seed), inbag.tree_index.eq(tree_index),
-            inbag.n_rows.eq(n_rows), inbag.n_samples.eq(n_samples),
-            inbag.bootstrap.eq(bootstrap),
+            inbag.seed.eq(Mux(inbag_for_queued, queued_config.seed, seed)),
+            inbag.tree_index.eq(Mux(inbag_for_queued, queued_config.tree_index, tree_index)),
+            inbag.n_rows.eq(Mux(inbag_for_queued, queued_config.n_rows, n_rows)),
+            inbag.n_samples.eq(Mux(inbag_for_queued, queued_config.n_samples, n_samples)),
+            inbag.bootstrap.eq(Mux(inbag_for_queued, queued_config.bootstrap, bootstrap)),
             inbag.presorted.p.row.eq(self.presorted.p.row),
             inbag.presorted.p.code.eq(Cat(self.presorted.p.code, self.presorted.p.label)),
             inbag.presorted.p.last.eq(self.presorted.p.last),
@@ -436,7 +486,6 @@ class ProcessingElement(wiring.Component):
         # their weights are kept here as they are drawn, their codes looked up, and the
         # rows insertion-sorted by (code, row): the tree's in-bag list without a filter.
         S = max(1, self.sparse_rows)
-        sparse = Signal()
         drawn_rows = [Signal(self.row_bits, name=f"drawn_row{k}") for k in range(S)]
         drawn_weights = [Signal(self.weight_bits, name=f"drawn_weight{k}") for k in range(S)]
         drawn_count = Signal(range(S + 1))
@@ -447,7 +496,7 @@ class ProcessingElement(wiring.Component):
         sorted_labels = [Signal(self.label_bits, name=f"sorted_label{k}") for k in range(S)]
         sorted_weights = [Signal(self.weight_bits, name=f"sorted_weight{k}") for k in range(S)]
         sparse_write = Signal(range(S + 1))
-        with m.If(sparse & inbag.drawn):
+        with m.If(prologue_drawing & inbag.drawn):
             matches = [(k < drawn_count) & (drawn_rows[k] == inbag.drawn_row) for k in range(S)]
             for k in range(S):
                 with m.If(matches[k]):
@@ -528,24 +577,100 @@ class ProcessingElement(wiring.Component):
                 with m.If(config_bad):
                     m.next = "Idle"
                 with m.Else():
-                    m.d.sync += start_inbag.eq(1)
-                    m.d.sync += [
-                        n_rows.eq(self.n_rows), n_features.eq(self.n_features),
-                        seed.eq(self.seed), tree_index.eq(self.tree_index),
-                        n_samples.eq(self.n_samples), bootstrap.eq(self.bootstrap),
-                        features_per_node.eq(self.features_per_node),
-                        thesis.eq(self.one_feature_per_tree), depth_limited.eq(self.depth_limited),
-                    sparse.eq(self.one_feature_per_tree & self.bootstrap & (self.n_samples <= self.sparse_rows)),
-                    drawn_count.eq(0),
-                        depth_limit.eq(self.depth_limit), min_samples_split.eq(self.min_samples_split),
-                        min_samples_leaf.eq(self.min_samples_leaf),
-                    ]
+                    m.d.sync += [start_inbag.eq(1), start_prologue.eq(port_config.sparse),
+                                 config.eq(port_config)]
+                    with m.If(port_config.sparse):
+                        m.next = "Wait for the prologue"
+                    with m.Else():
+                        m.next = "Draw the bootstrap"
+                # Whatever was queued or prefetched is abandoned with the running tree.
+                m.d.sync += [queued.eq(0), inbag_for_queued.eq(0), prefetched.eq(0),
+                             past_prologue.eq(0)]
+
+        def promote():
+            """The running tree is written and a tree is queued: it takes over at once."""
+            m.d.comb += promoting.eq(1)
+            m.d.sync += [config.eq(queued_config), queued.eq(0), inbag_for_queued.eq(0),
+                         prefetched.eq(0), past_prologue.eq(0), cycles.eq(0)]
+            with m.If(queued_config.sparse):
+                with m.If(~prefetched):
+                    m.d.sync += [start_inbag.eq(1), start_prologue.eq(1)]
+                m.next = "Wait for the prologue"
+            with m.Else():
+                m.d.sync += start_inbag.eq(1)
+                m.next = "Draw the bootstrap"
+
+        # ---------------------------------------------------------------- queue
+        # A tree can be queued while one trains (not in the cycle its last node goes out).
+        # A queued sparse-fill tree has its prologue run ahead once the running tree no
+        # longer needs the in-bag builder (thesis mode, from its root on).
+        m.d.comb += self.queue_ready.eq(self.busy & ~queued & ~finishing)
+        with m.If(self.queue & self.queue_ready & ~self.start):
+            with m.If(config_bad):
+                m.d.sync += self.bad_config.eq(1)
+            with m.Else():
+                m.d.sync += [queued_config.eq(port_config), queued.eq(1)]
+        with m.If(queued & queued_config.sparse & ~prefetched & past_prologue & ~finishing & ~self.start):
+            m.d.sync += [start_inbag.eq(1), start_prologue.eq(1), inbag_for_queued.eq(1),
+                         prefetched.eq(1)]
+
+        # ---------------------------------------------------------------- prologue
+        prologue_bound = Mux(inbag_for_queued, queued_config.n_features, n_features)
+        with m.FSM(init="Idle", name="prologue"):
+            def prologue_control():
+                with m.If(start_prologue):
+                    m.d.sync += [drawn_count.eq(0), prologue_bad.eq(0)]
                     m.next = "Draw the bootstrap"
+                with m.Elif(self.start):
+                    m.next = "Idle"
+
+            with m.State("Idle"):
+                prologue_control()
+
+            with m.State("Draw the bootstrap"):
+                m.d.comb += prologue_drawing.eq(1)
+                with m.If(inbag.weights_ready):
+                    m.d.sync += [prologue_asked.eq(0), looked_up.eq(0), answered.eq(0)]
+                    m.next = "Draw the tree's feature"
+                prologue_control()
+
+            with m.State("Draw the tree's feature"):
+                m.d.comb += [inbag.draw_requests.valid.eq(~prologue_asked),
+                             inbag.draw_requests.p.bound.eq(prologue_bound), inbag.draws.ready.eq(1)]
+                with m.If(inbag.draw_requests.ready):
+                    m.d.sync += prologue_asked.eq(1)
+                with m.If(inbag.draws.valid):
+                    m.d.sync += prologue_feature.eq(inbag.draws.p.value)
+                    m.next = "Look up the drawn rows"
+                prologue_control()
+
+            with m.State("Look up the drawn rows"):
+                m.d.comb += [self.code_requests.valid.eq(looked_up < drawn_count),
+                             self.code_requests.p.feature.eq(prologue_feature),
+                             self.code_requests.p.row.eq(Array(drawn_rows)[looked_up]),
+                             self.codes.ready.eq(1)]
+                with m.If(self.code_requests.valid & self.code_requests.ready):
+                    m.d.sync += looked_up.eq(looked_up + 1)
+                with m.If(self.codes.valid):
+                    insert()
+                    m.d.sync += answered.eq(answered + 1)
+                    if classes < (1 << self.label_bits):
+                        with m.If(self.codes.p.label >= classes):
+                            m.d.sync += prologue_bad.eq(1)
+                with m.If(answered == drawn_count):
+                    m.next = "Ready"
+                prologue_control()
+
+            with m.State("Ready"):
+                m.d.comb += prologue_ready.eq(1)
+                with m.If(prologue_taken):
+                    m.next = "Idle"
+                prologue_control()
 
 
         # ---------------------------------------------------------------- controller
         def abort(flag):
-            m.d.sync += flag.eq(1)
+            m.d.sync += [flag.eq(1), queued.eq(0)]
             m.next = "Idle"
 
         with m.FSM(init="Idle") as fsm:
@@ -574,29 +699,22 @@ class ProcessingElement(wiring.Component):
                 with m.If(inbag.draw_requests.ready):
                     m.d.sync += draw_asked.eq(1)
                 with m.If(inbag.draws.valid):
-                    m.d.sync += [tree_feature.eq(inbag.draws.p.value), draw_asked.eq(0),
-                                 looked_up.eq(0), answered.eq(0), sparse_write.eq(0)]
-                    with m.If(sparse):
-                        m.next = "Look up the drawn rows"
-                    with m.Else():
-                        m.next = "Fill the lists"
+                    m.d.sync += [tree_feature.eq(inbag.draws.p.value), draw_asked.eq(0)]
+                    m.next = "Fill the lists"
+                on_start()
 
-            with m.State("Look up the drawn rows"):
-                m.d.comb += [self.busy.eq(1),
-                             self.code_requests.valid.eq(looked_up < drawn_count),
-                             self.code_requests.p.feature.eq(tree_feature),
-                             self.code_requests.p.row.eq(Array(drawn_rows)[looked_up]),
-                             self.codes.ready.eq(1)]
-                with m.If(self.code_requests.valid & self.code_requests.ready):
-                    m.d.sync += looked_up.eq(looked_up + 1)
-                with m.If(self.codes.valid):
-                    insert()
-                    m.d.sync += answered.eq(answered + 1)
-                    if classes < (1 << self.label_bits):
-                        with m.If(self.codes.p.label >= classes):
-                            abort(self.bad_input)
-                with m.If(answered == drawn_count):
-                    m.next = "Write the sparse list"
+            with m.State("Wait for the prologue"):
+                # The sparse fill's prologue (maybe run ahead while the last tree trained).
+                m.d.comb += self.busy.eq(1)
+                with m.If(prologue_ready):
+                    m.d.comb += prologue_taken.eq(1)
+                    with m.If(prologue_bad):
+                        abort(self.bad_input)
+                    with m.Else():
+                        m.d.sync += [tree_feature.eq(prologue_feature), sparse_write.eq(0),
+                                     root_counts.eq(0)]
+                        m.next = "Write the sparse list"
+                on_start()
 
             with m.State("Write the sparse list"):
                 # Sorted rows into lane 0, slot 0, counting the root's classes on the way.
@@ -659,8 +777,9 @@ class ProcessingElement(wiring.Component):
             with m.State("Write the root"):
                 m.d.comb += [self.busy.eq(1), node_write.addr.eq(0), node_write.en.eq(1),
                              node_write.data.counts.eq(root_counts),
-                             node_write.data.n_rows.eq(inbag.inbag_rows)]
-                m.d.sync += [next_node.eq(1), node.eq(0), level_end.eq(1), jobs_queued.eq(0)]
+                             node_write.data.n_rows.eq(Mux(sparse, drawn_count, inbag.inbag_rows))]
+                m.d.sync += [next_node.eq(1), node.eq(0), level_end.eq(1), jobs_queued.eq(0),
+                             past_prologue.eq(thesis)]
                 m.next = "Read a node"
                 on_start()
 
@@ -877,8 +996,12 @@ class ProcessingElement(wiring.Component):
                     with m.If(write_index < next_node):
                         m.d.sync += write_index.eq(write_index + 1)
                 with m.If(write_staged & self.nodes.ready & self.nodes.p.last):
-                    m.d.sync += self.done.eq(1)
-                    m.next = "Idle"
+                    m.d.comb += finishing.eq(1)
+                    with m.If(queued):
+                        promote()
+                    with m.Else():
+                        m.d.sync += self.done.eq(1)
+                        m.next = "Idle"
                 on_start()
 
         for lane in lanes:

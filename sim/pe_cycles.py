@@ -1,4 +1,5 @@
-"""Cycles per tree of the processing element, simulated without stalls, against the cycle model.
+"""Cycles per tree of the processing element, simulated without stalls, against the cycle model:
+single-tree latency and the steady state of the serialised pipeline.
 
 ``python -m sim.pe_cycles [--trees N] [--datasets iris sonar ctg] [--out results/pe_cycles.md]``
 
@@ -12,6 +13,11 @@ measured cycles beside the analytical model of ``docs/gateware.md``:
              = n_samples (draws) + 3 * inbag (sparse fill: thesis mode, <= 32 draws)
 
 where ``lists`` is the number of features whose lists are filled (1 in thesis mode).
+
+Per dataset and mode, ``--trees`` trees are first trained one at a time (each started from
+idle: its ``cycles`` is the latency), then the same trees back to back, each queued while
+the one before trains (the serialised pipeline): the interval between the ends of
+consecutive trees is the steady-state time per tree.
 """
 
 import argparse
@@ -24,7 +30,7 @@ from pathlib import Path
 
 from sim.runner import PROJECT_ROOT, simulate
 
-__all__ = ["BUILD", "cycle_model", "measure", "main"]
+__all__ = ["BUILD", "cycle_model", "measure", "latency_and_steady_state", "main"]
 
 #: The PE the measurements are taken on (the datasets build of tests/test_pe_sim.py).
 BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
@@ -45,31 +51,49 @@ def measure(datasets, trees, build=BUILD):
     """Simulate ``trees`` trees per dataset and mode; return the testbench's records."""
     with tempfile.TemporaryDirectory() as folder:
         report = os.path.join(folder, "cycles.json")
-        simulate("processing_element", "sim.tb_pe", parameters=build, testcase="datasets_match_model",
-                 testbench={"datasets": list(datasets), "dataset_trees": 2 * trees, "report": report,
+        simulate("processing_element", "sim.tb_pe", parameters=build,
+                 testcase="queued_dataset_trees_latency_and_steady_state",
+                 testbench={"datasets": list(datasets), "dataset_trees": trees, "report": report,
                             "idle_probability": 0.0, "stall_probability": 0.0}, seed=1)
         with open(report) as file:
             return json.load(file)
 
 
-def table(records, lanes):
-    """Mean per dataset and mode. The first tree after the reset is left out: it alone
-    clears the weight tags of all ``max_rows`` rows (``docs/gateware.md``)."""
-    records = records[1:]
-    lines = ["| dataset | mode | rows | in-bag | depth | nodes | cycles (simulated) | model | ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def latency_and_steady_state(records, lanes):
+    """Per (dataset, mode): mean latency of the trees trained alone (leaving out the very
+    first tree after the reset, which alone clears the weight tags of all ``max_rows`` rows,
+    ``docs/gateware.md``), mean steady-state interval of the queued trees, and the model."""
     groups = {}
-    for record in records:
-        name = record["label"].split(" tree ")[0]
-        groups.setdefault((name, record["mode"]), []).append(record)
-    for (name, mode), group in groups.items():
-        cycles = statistics.mean(r["cycles"] for r in group)
-        model = statistics.mean(cycle_model(r, lanes) for r in group)
-        lines.append(f"| {name} | {'thesis' if mode == 'tree' else 'forest'} | {group[0]['n_rows']} "
-                     f"| {statistics.mean(r['inbag'] for r in group):.0f} "
-                     f"| {statistics.mean(r['depth'] for r in group):.1f} "
-                     f"| {statistics.mean(r['nodes'] for r in group):.0f} | {cycles:,.0f} "
-                     f"| {model:,.0f} | {cycles / model:.2f} |")
+    for record in records[1:]:
+        groups.setdefault((record["label"].split(" tree")[0], record["mode"]), []).append(record)
+    summary = {}
+    for key, group in groups.items():
+        alone = [r for r in group if r["handover"] == "alone"]
+        queued = [r for r in group if r["handover"] == "queued"]
+        summary[key] = {
+            "n_rows": group[0]["n_rows"],
+            "inbag": statistics.mean(r["inbag"] for r in alone),
+            "depth": statistics.mean(r["depth"] for r in alone),
+            "nodes": statistics.mean(r["nodes"] for r in alone),
+            "latency": statistics.mean(r["cycles"] for r in alone),
+            "model": statistics.mean(cycle_model(r, lanes) for r in alone),
+            "steady": statistics.mean(r["interval"] for r in queued) if queued else None,
+        }
+    return summary
+
+
+def table(records, lanes):
+    """Markdown table of :func:`latency_and_steady_state`."""
+    lines = ["| dataset | mode | rows | in-bag | depth | nodes | latency (cycles) | model | ratio "
+             "| steady state (cycles/tree, queued) | steady / latency |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, mode), row in latency_and_steady_state(records, lanes).items():
+        steady = row["steady"]
+        lines.append(f"| {name} | {'thesis' if mode == 'tree' else 'forest'} | {row['n_rows']} "
+                     f"| {row['inbag']:.0f} | {row['depth']:.1f} | {row['nodes']:.0f} | {row['latency']:,.0f} "
+                     f"| {row['model']:,.0f} | {row['latency'] / row['model']:.2f} "
+                     f"| {'-' if steady is None else f'{steady:,.0f}'} "
+                     f"| {'-' if steady is None else format(steady / row['latency'], '.2f')} |")
     return "\n".join(lines)
 
 

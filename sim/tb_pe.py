@@ -10,6 +10,8 @@ Settings (from the runner): ``random_cases``, ``datasets`` (names for ``sw.datas
 write the per-tree cycle counts to).
 """
 
+import dataclasses
+
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
@@ -31,6 +33,7 @@ class PETestbench(StreamTestbench):
         self.presorted = self.source("presorted", presorted_entry_layout(capacity.row_bits, self.code_bits,
                                                                           self.label_bits))
         self.nodes = self.sink("nodes", capacity.node_layout)
+        self.last_bit = capacity.node_layout["last"].offset
         self.code_requests = self.sink("code_requests", code_request_layout(capacity.feature_bits,
                                                                             capacity.row_bits))
         self.codes = self.source("codes", code_answer_layout(self.code_bits, self.label_bits))
@@ -72,7 +75,8 @@ class PETestbench(StreamTestbench):
         dut.n_features.value = n_features
         configure_tree_inputs(dut, params)
 
-    async def start(self):
+    def forget(self):
+        """Drop what the streams hold of earlier trees."""
         self.requests.clear()
         self.code_requests.clear()
         self.codes.clear()
@@ -80,10 +84,16 @@ class PETestbench(StreamTestbench):
         self.nodes.clear()
         self.presorted.clear()
         self.served = 0
+
+    async def start(self):
+        # Before the start (no stale input reaches the new tree) and in its cycle (a node
+        # of the abandoned tree may go out in the very cycle the start is taken).
+        self.forget()
         await RisingEdge(self.dut.clk)
         self.dut.start.value = 1
         await RisingEdge(self.dut.clk)
         self.dut.start.value = 0
+        self.forget()
 
     def prepare_lists(self, codes, labels):
         self.data = (np.asarray(codes), np.asarray(labels))
@@ -165,10 +175,85 @@ class PETestbench(StreamTestbench):
                                "lists": lists})
         return cycles
 
+    # ------------------------------------------------------------------ serialised pipeline
+    async def queue_next(self, n_rows, n_features, params, seed, tree_index):
+        """Hand the next tree over on ``queue`` as soon as ``queue_ready``; if the PE has
+        gone idle before that (the running tree ended first), start it instead."""
+        dut = self.dut
+        await RisingEdge(dut.clk)
+        self.configure(n_rows, n_features, params, seed, tree_index)
+        dut.queue.value = 1
+        while True:
+            await ReadOnly()
+            ready, busy = int(dut.queue_ready.value), int(dut.busy.value)
+            await RisingEdge(dut.clk)
+            if ready:
+                dut.queue.value = 0
+                return "queued"
+            if not busy:
+                dut.queue.value = 0
+                dut.start.value = 1
+                await RisingEdge(dut.clk)
+                dut.start.value = 0
+                return "started"
+
+    async def watch_tree_ends(self, ends):
+        """Record (cycle, ``cycles``) of every tree's last node as it goes out."""
+        dut = self.dut
+        cycle = 0
+        while True:
+            await RisingEdge(dut.clk)
+            cycle += 1
+            await ReadOnly()
+            if int(dut.nodes__valid.value) and int(dut.nodes__ready.value) and \
+                    (int(dut.nodes__payload.value) >> self.last_bit) & 1:
+                ends.append((cycle, int(dut.cycles.value)))
+
+    async def check_sequence(self, codes, labels, trees, label, max_delay=0):
+        """Train ``trees`` [(params, seed, tree_index)] on one dataset back to back: the
+        first is started, every next one queued while the one before trains (after up to
+        ``max_delay`` random cycles). Every tree is compared with the model; returns how
+        each tree was handed over and (cycle, cycles) at each tree's end."""
+        codes = np.asarray(codes, dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
+        n_rows, n_features = codes.shape
+        self.prepare_lists(codes, labels)
+        expected = [train_tree(codes, labels, params, seed, tree_index) for params, seed, tree_index in trees]
+        ends = []
+        watcher = cocotb.start_soon(self.watch_tree_ends(ends))
+        self.configure(n_rows, n_features, *trees[0])
+        await self.start()
+        how = ["started"]
+        for params, seed, tree_index in trees[1:]:
+            if max_delay:
+                await ClockCycles(self.dut.clk, self.rng.randint(0, max_delay))
+            how.append(await self.queue_next(n_rows, n_features, params, seed, tree_index))
+        budget = sum(4000 + 8 * n_features * n_rows + 60 * n_rows * (int(tree.depth.max()) + 2) * (
+            -(-n_features // max(1, self.design["feature_lanes"])) + 3) for tree in expected)
+        await self.wait_until_finished(budget, label)
+        await ReadOnly()
+        flags = {name: int(getattr(self.dut, name).value)
+                 for name in ("bad_config", "bad_input", "node_overflow", "depth_overflow", "done")}
+        await RisingEdge(self.dut.clk)
+        watcher.cancel()
+        assert flags == {"bad_config": 0, "bad_input": 0, "node_overflow": 0, "depth_overflow": 0, "done": 1}, \
+            f"{label}: flags {flags}"
+        assert self.presorted.idle and self.codes.idle, f"{label}: input left unread"
+        beats, start = self.nodes.received, 0
+        for index, tree in enumerate(expected):
+            assert start < len(beats), f"{label}: only {index} of {len(expected)} trees came out"
+            end = next((position for position in range(start, len(beats)) if beats[position]["last"]), None)
+            assert end is not None, f"{label}: tree {index} has no last node"
+            assert_trees_equal(tree_from_nodes(beats[start:end + 1], self.capacity, trees[index][0].n_classes,
+                                               f"{label} tree {index}"), tree, f"{label} tree {index}")
+            start = end + 1
+        assert start == len(beats), f"{label}: {len(beats) - start} nodes after the last tree"
+        assert len(ends) == len(expected), f"{label}: {len(ends)} tree ends seen"
+        return how, ends, expected
+
     # ------------------------------------------------------------------ case generators
-    def random_case(self):
+    def random_case(self, thesis_probability=0.25):
         rng = self.rng
-        thesis = rng.random() < 0.25
         n_rows = rng.choice([2, 3] + [rng.randint(2, self.max_rows), rng.randint(8, min(40, self.max_rows)),
                                       self.max_rows] * 3)
         n_features = rng.choice([1] + [rng.randint(1, self.max_features), self.max_features] * 2)
@@ -181,6 +266,13 @@ class PETestbench(StreamTestbench):
         labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)], dtype=np.int64)
         if rng.random() < 0.1:
             labels[:] = rng.randrange(n_classes)             # one class only: a root leaf
+        params = self.random_params(n_rows, n_features, n_classes, thesis_probability)
+        return codes, labels, params, rng.getrandbits(32), rng.getrandbits(len(self.dut.tree_index))
+
+    def random_params(self, n_rows, n_features, n_classes, thesis_probability=0.25):
+        """Random training parameters that fit the build for data of this shape."""
+        rng = self.rng
+        thesis = rng.random() < thesis_probability
         bootstrap = rng.random() < 0.8
         list_limit = min(self.max_inbag_rows, self.max_samples)
         if bootstrap:
@@ -203,7 +295,7 @@ class PETestbench(StreamTestbench):
             feature_sampling="tree" if thesis else "node",
             min_samples_split=rng.choice([2, 2, 3, rng.randint(2, 10)]),
             min_samples_leaf=rng.choice([1, 1, 2, rng.randint(1, 5)]))
-        return codes, labels, params, rng.getrandbits(32), rng.getrandbits(len(self.dut.tree_index))
+        return params
 
 
 @cocotb.test()
@@ -284,6 +376,75 @@ async def datasets_match_model(dut):
 
 
 @cocotb.test()
+async def queued_trees_match_model(dut):
+    """The serialised pipeline: sequences of 2 to 5 trees on one random dataset, mixed
+    thesis mode (sparse fill and list filter) and forest mode, each next tree queued while
+    the one before trains (at once, or after a random delay); every tree is compared with
+    the model node by node."""
+    tb = PETestbench(dut)
+    await tb.begin()
+    handed = {"queued": 0, "started": 0}
+    for sequence in range(tb.settings.get("queued_sequences", 8)):
+        codes, labels, params, seed, tree_index = tb.random_case(thesis_probability=0.6)
+        trees = [(params, seed, tree_index)]
+        for _ in range(tb.rng.randint(1, 4)):
+            trees.append((tb.random_params(*codes.shape, params.n_classes, thesis_probability=0.6),
+                          tb.rng.getrandbits(32), tb.rng.getrandbits(len(dut.tree_index))))
+        # Trees that would outgrow the PE stop with an error and drop the queue: limit them.
+        trees = [(dataclasses.replace(p, max_depth=tb.max_depth)
+                  if tb.expected_overflow(codes, labels, p, s, t) else p, s, t) for p, s, t in trees]
+        max_delay = tb.rng.choice([0, 0, 50, 400])
+        how, _, _ = await tb.check_sequence(codes, labels, trees, f"sequence {sequence}", max_delay)
+        if max_delay == 0:
+            assert how[1:] == ["queued"] * (len(trees) - 1), f"sequence {sequence}: {how}"
+        for way in how[1:]:
+            handed[way] += 1
+    assert handed["queued"] > 0, handed
+
+
+@cocotb.test()
+async def queued_dataset_trees_latency_and_steady_state(dut):
+    """Latency and steady state on real datasets: per dataset and mode, ``dataset_trees``
+    trees back to back, each queued while the one before trains; the first of each run is
+    started from idle (its ``cycles`` is the single-tree latency), the interval between
+    the ends of consecutive queued trees is the steady-state time per tree."""
+    tb = PETestbench(dut)
+    await tb.begin()
+    for name in tb.settings.get("datasets", []):
+        codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
+        n_rows, n_features = codes.shape
+        for mode in ("node", "tree"):
+            if mode == "tree":
+                params = TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
+                                            feature_sampling="tree")
+            else:
+                params = TrainingParameters(n_classes=n_classes, max_depth=tb.settings.get("dataset_depth"),
+                                            max_samples=min(n_rows, tb.max_samples, tb.max_inbag_rows),
+                                            max_features=max(1, int(n_features ** 0.5)))
+            count = tb.settings.get("dataset_trees", 4)
+            trees = [(params, 4321, tree) for tree in range(count)]
+            label = f"{name} ({'thesis' if mode == 'tree' else 'forest'} mode)"
+            runs = []
+            for tree in trees:                              # each tree alone: the latency
+                how, ends, expected = await tb.check_sequence(codes, labels, [tree], label + " alone")
+                runs.append(("alone", ends[0][1], None, expected[0]))
+            how, ends, expected = await tb.check_sequence(codes, labels, trees, label + " queued")
+            assert how[1:] == ["queued"] * (count - 1), f"{label}: {how}"
+            for index, tree in enumerate(expected):
+                runs.append((how[index], ends[index][1],
+                             ends[index][0] - ends[index - 1][0] if index else None, tree))
+            for handover, cycles, interval, tree in runs:
+                tb.cycle_log.append({
+                    "label": f"{name} tree", "mode": mode, "handover": handover,
+                    "cycles": cycles, "interval": interval,
+                    "n_rows": n_rows, "n_features": n_features,
+                    "n_samples": params.max_samples if params.bootstrap else 0,
+                    "inbag": int(tree.n_rows[0]), "depth": int(tree.depth.max()), "nodes": int(tree.n_nodes),
+                    "lanes": tb.design["feature_lanes"], "lists": 1 if mode == "tree" else n_features})
+    tb.write_report()
+
+
+@cocotb.test()
 async def bad_configurations_and_inputs_are_flagged(dut):
     tb = PETestbench(dut)
     await tb.begin()
@@ -338,6 +499,10 @@ async def reset_and_restart_in_the_middle(dut):
         tb.prepare_lists(codes, labels)
         tb.configure(codes.shape[0], codes.shape[1], params, seed, tree_index)
         await tb.start()
+        if case % 4 >= 2:                                   # with a tree queued behind it
+            await tb.queue_next(codes.shape[0], codes.shape[1],
+                                tb.random_params(*codes.shape, params.n_classes, thesis_probability=0.6),
+                                tb.rng.getrandbits(32), 1)
         await ClockCycles(dut.clk, tb.rng.randint(1, 40 * codes.shape[0] * codes.shape[1] + 50))
         if case % 2 == 0:
             await tb.reset()                                # reset in the middle of work

@@ -37,7 +37,7 @@ def test_pe_trains_trees_identical_to_the_model(build):
     parameters, cases, seed = BUILDS[build]
     tests, failed = simulate("processing_element", "sim.tb_pe", parameters=parameters,
                              testbench={"random_cases": cases}, seed=seed)
-    assert (tests, failed) == (5, 0)
+    assert (tests, failed) == (7, 0)
 
 
 def test_pe_trains_dataset_trees_identical_to_the_model():
@@ -53,18 +53,25 @@ def test_pe_trains_dataset_trees_identical_to_the_model():
 
 
 def test_pe_cycles_per_tree_stay_within_the_cycle_model():
-    """Cycles, not wall time: every tree after the first (which alone clears the weight tags)
-    takes at most 1.5 x the analytical model of docs/gateware.md, in both modes. A clearing
-    pass or a lost overlap per tree shows up here as a multiple of the model."""
-    from sim.pe_cycles import BUILD, cycle_model, measure
+    """Cycles, not wall time: every tree trained alone after the first (which alone clears
+    the weight tags) takes at most 1.5 x the analytical model of docs/gateware.md, in both
+    modes. A clearing pass or a lost overlap per tree shows up here as a multiple of the
+    model. Queued back to back (the serialised pipeline), thesis-mode trees take less per
+    tree than alone (their prologue runs while the tree before trains), and forest-mode
+    trees no more than alone."""
+    from sim.pe_cycles import BUILD, cycle_model, latency_and_steady_state, measure
     names = ["iris", "sonar"]
     if not all(available(name) for name in names):
         pytest.skip("iris and sonar not found: set HWFOREST_DATA_DIR (e.g. ../shared/datasets)")
-    records = measure(names, trees=2)[1:]
+    records = measure(names, trees=3)
     assert {record["mode"] for record in records} == {"tree", "node"}
-    for record in records:
-        model = cycle_model(record, BUILD["feature_lanes"])
-        assert record["cycles"] <= 1.5 * model, (record["label"], record["mode"], record["cycles"], model)
+    for record in records[1:]:
+        if record["handover"] == "alone":
+            model = cycle_model(record, BUILD["feature_lanes"])
+            assert record["cycles"] <= 1.5 * model, (record["label"], record["mode"], record["cycles"], model)
+    for (name, mode), row in latency_and_steady_state(records, BUILD["feature_lanes"]).items():
+        limit = 0.85 * row["latency"] if mode == "tree" else row["latency"] + 2
+        assert row["steady"] <= limit, (name, mode, row)
 
 
 @pytest.mark.parametrize("arguments, text", [
