@@ -261,6 +261,14 @@ def solve_sdp(problem, solver="CLARABEL"):
                       "n_iter": sdp.solver_stats.num_iters}
 
 
+@functools.lru_cache(maxsize=256)
+def _zero_csc(n):
+    """The all-zero ``n x n`` quadratic cost (the SDP is linear), built once per size:
+    Clarabel copies it, and constructing it cost 0.15 ms per sphere."""
+    import scipy.sparse as sparse
+    return sparse.csc_matrix((n, n))
+
+
 @functools.lru_cache(maxsize=64)
 def _svec_indices(d):
     """Row/column of each entry of Clarabel's PSD-triangle vector and its scaling.
@@ -334,8 +342,7 @@ def solve_sdp_clarabel(problem):
     settings.direct_solve_method = ("faer" if d >= CLARABEL_FAER_FROM_FEATURES
                                     else "qdldl")
     settings.max_threads = CLARABEL_THREADS
-    solver = clarabel.DefaultSolver(sparse.csc_matrix((n_variables, n_variables)), q, A, b,
-                                    cones, settings)
+    solver = clarabel.DefaultSolver(_zero_csc(n_variables), q, A, b, cones, settings)
     solution = solver.solve()
     status = str(solution.status)
     if status not in ("Solved", "AlmostSolved"):
