@@ -16,7 +16,10 @@ Data path:
    :class:`hw.sorter.RadixSorter`; the sorted (row, code) pairs get their label and are
    written to the presorted bank at ``feature * max_rows + position``. Once per dataset.
 3. **Training.** Tree jobs ``0 .. n_trees - 1`` go to whichever PE is free, lowest PE
-   first. Each PE has a list server that answers its list requests from the presorted
+   first; with none free, the next tree is queued behind the running tree of the lowest
+   PE that can take one (``ProcessingElement.queue``, the serialised pipeline: it starts
+   as soon as that PE's tree is written, and a thesis-mode tree with the sparse fill has
+   its prologue done while the tree before trains). Each PE has a list server that answers its list requests from the presorted
    bank (one read port per PE), and the PEs' node streams are merged tree by tree onto
    ``nodes`` (each node tagged with its tree index).
 """
@@ -276,10 +279,13 @@ class ForestTrainer(wiring.Component):
         m.d.comb += self.trees_done.eq(trees_done)
         assigned = Signal(self.pe_count)
         pe_tree = [Signal(self.tree_bits, name=f"pe{index}_tree") for index in range(self.pe_count)]
+        # The serialised pipeline: a busy PE takes its next tree on queue while it trains.
+        has_queued = Signal(self.pe_count)
+        queued_tree = [Signal(self.tree_bits, name=f"pe{index}_queued_tree") for index in range(self.pe_count)]
         for index, pe in enumerate(pes):
-            # The PE samples its configuration on start: the new tree's index is on the
-            # port in that very cycle (pe_tree only holds it from the next one on).
-            m.d.comb += pe.tree_index.eq(Mux(pe.start, next_tree, pe_tree[index]))
+            # The PE samples its configuration on start or queue: the new tree's index is on
+            # the port in that very cycle (pe_tree only holds it from the next one on).
+            m.d.comb += pe.tree_index.eq(Mux(pe.start | pe.queue, next_tree, pe_tree[index]))
         owner = Signal(range(self.pe_count))
         locked = Signal()
         pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.bad_config)
@@ -298,7 +304,7 @@ class ForestTrainer(wiring.Component):
                         m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
                                      n_trees.eq(self.n_trees), cycles.eq(0), sort_feature.eq(0),
                                      feed_row.eq(0), out_position.eq(0), out_feature.eq(0),
-                                     next_tree.eq(0), trees_done.eq(0), assigned.eq(0),
+                                     next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
                                      locked.eq(0)]
                         m.next = "Presort"
 
@@ -339,12 +345,18 @@ class ForestTrainer(wiring.Component):
 
             with m.State("Train"):
                 m.d.comb += self.busy.eq(1)
-                # Dispatch: the lowest free PE takes the next tree.
+                # Dispatch: the lowest free PE takes the next tree; with none free, the
+                # lowest PE that can queue one behind its running tree.
                 with m.If(next_tree < n_trees):
                     for index in range(self.pe_count):
                         with (m.If if index == 0 else m.Elif)(~assigned[index]):
                             m.d.comb += pes[index].start.eq(1)
                             m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
+                                         next_tree.eq(next_tree + 1)]
+                    for index in range(self.pe_count):
+                        with m.Elif(~has_queued[index] & pes[index].queue_ready):
+                            m.d.comb += pes[index].queue.eq(1)
+                            m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
                                          next_tree.eq(next_tree + 1)]
                 # Merge: one PE's tree at a time onto the output.
                 with m.If(~locked):
@@ -359,8 +371,13 @@ class ForestTrainer(wiring.Component):
                                          self.nodes.p.node.eq(pe.nodes.p),
                                          pe.nodes.ready.eq(self.nodes.ready)]
                             with m.If(pe.nodes.valid & self.nodes.ready & pe.nodes.p.last):
-                                m.d.sync += [locked.eq(0), assigned[index].eq(0),
-                                             trees_done.eq(trees_done + 1)]
+                                m.d.sync += [locked.eq(0), trees_done.eq(trees_done + 1)]
+                                # A queued tree takes over in the PE at once.
+                                with m.If(has_queued[index]):
+                                    m.d.sync += [pe_tree[index].eq(queued_tree[index]),
+                                                 has_queued[index].eq(0)]
+                                with m.Else():
+                                    m.d.sync += assigned[index].eq(0)
                 with m.If(pe_failed):
                     m.d.sync += self.tree_error.eq(1)
                     m.next = "Idle"
