@@ -46,10 +46,13 @@ __all__ = ["SIM_DESIGN", "PE_FIT", "THESIS_SKLEARN", "default_datasets", "parse_
 #: The one accelerator build every simulated sample runs on (built once by Verilator):
 #: large enough for the folds of every thesis dataset (CTG: 1,701 rows; sonar: 60
 #: features) and for up to 32 trees per run. Cycles per tree do not depend on P, so it has
-#: one PE; the modelled time divides by the P of :data:`PE_FIT`.
+#: one PE; the modelled time divides by the P of :data:`PE_FIT`. Thesis-mode trees (16
+#: draws) take the sparse fill and, queued back to back, the serialised pipeline; the fill
+#: adds about 1,000 ALMs to a PE and no M20K or DSP block, which leaves every P of
+#: :data:`PE_FIT` unchanged (they are DSP- or M20K-bound; ``docs/compare.md``).
 SIM_DESIGN = {"pe_count": 1, "max_trees": 32, "radix_bits": 8, "traversal_stages": 1,
               "max_rows": 2048, "max_samples": 2048, "max_features": 64, "feature_lanes": 8,
-              "code_bits": 16, "classes": 4, "max_depth": 64}
+              "code_bits": 16, "classes": 4, "max_depth": 64, "sparse_rows": 16}
 
 #: PEs that fit a 10AX115 with each dataset's PE (``python -m sw.bench_pe_fit``: a Yosys
 #: ``synth_intel_alm`` estimate of a PE sized for the dataset's 5-fold training set with
