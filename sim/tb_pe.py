@@ -118,6 +118,21 @@ class PETestbench(StreamTestbench):
         raise AssertionError(f"{label}: the PE did not finish within {budget} cycles "
                              f"({len(self.nodes.received)} nodes out)")
 
+    def budget(self, n_rows, n_features, depth, lists):
+        """Generous cycles for one tree of this size (a hang shows as running past it)."""
+        return 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
+            -(-n_features // max(1, self.design["feature_lanes"])) + 3)
+
+    def dataset_params(self, n_rows, n_features, n_classes, thesis):
+        """Thesis mode (16 draws, depth 4, one feature per tree) or forest mode (a full
+        bootstrap, sqrt(F) features per node) for a real dataset."""
+        if thesis:
+            return TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
+                                      feature_sampling="tree")
+        return TrainingParameters(n_classes=n_classes, max_depth=self.settings.get("dataset_depth"),
+                                  max_samples=min(n_rows, self.max_samples, self.max_inbag_rows),
+                                  max_features=max(1, int(n_features ** 0.5)))
+
     def expected_overflow(self, codes, labels, params, seed, tree_index):
         """Whether an unlimited tree would need a node deeper than the PE holds."""
         if params.max_depth is not None:
@@ -143,10 +158,8 @@ class PETestbench(StreamTestbench):
         expected = None if overflow else train_tree(codes, labels, params, seed, tree_index)
         depth = self.max_depth if expected is None else int(expected.depth.max())
         lists = 1 if params.feature_sampling == "tree" else n_features
-        budget = 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
-            -(-n_features // max(1, self.design["feature_lanes"])) + 3)
         await self.start()
-        await self.wait_until_finished(budget, label)
+        await self.wait_until_finished(self.budget(n_rows, n_features, depth, lists), label)
         await ReadOnly()
         flags = {name: int(getattr(self.dut, name).value)
                  for name in ("bad_config", "bad_input", "node_overflow", "depth_overflow", "done")}
@@ -228,8 +241,7 @@ class PETestbench(StreamTestbench):
             if max_delay:
                 await ClockCycles(self.dut.clk, self.rng.randint(0, max_delay))
             how.append(await self.queue_next(n_rows, n_features, params, seed, tree_index))
-        budget = sum(4000 + 8 * n_features * n_rows + 60 * n_rows * (int(tree.depth.max()) + 2) * (
-            -(-n_features // max(1, self.design["feature_lanes"])) + 3) for tree in expected)
+        budget = sum(self.budget(n_rows, n_features, int(tree.depth.max()), n_features) for tree in expected)
         await self.wait_until_finished(budget, label)
         await ReadOnly()
         flags = {name: int(getattr(self.dut, name).value)
@@ -363,13 +375,7 @@ async def datasets_match_model(dut):
             f"{name} {codes.shape} with {n_classes} classes does not fit the PE built for the test"
         for tree in range(tb.settings.get("dataset_trees", 2)):
             thesis = tree % 2 == 1
-            if thesis:
-                params = TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
-                                            feature_sampling="tree")
-            else:
-                params = TrainingParameters(n_classes=n_classes, max_depth=tb.settings.get("dataset_depth"),
-                                            max_samples=min(n_rows, tb.max_samples, tb.max_inbag_rows),
-                                            max_features=max(1, int(n_features ** 0.5)))
+            params = tb.dataset_params(n_rows, n_features, n_classes, thesis)
             await tb.check_tree(codes, labels, params, 1234 + tree, tree,
                                 f"{name} tree {tree} ({'thesis' if thesis else 'forest'} mode)")
     tb.write_report()
@@ -414,13 +420,7 @@ async def queued_dataset_trees_latency_and_steady_state(dut):
         codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         n_rows, n_features = codes.shape
         for mode in ("node", "tree"):
-            if mode == "tree":
-                params = TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
-                                            feature_sampling="tree")
-            else:
-                params = TrainingParameters(n_classes=n_classes, max_depth=tb.settings.get("dataset_depth"),
-                                            max_samples=min(n_rows, tb.max_samples, tb.max_inbag_rows),
-                                            max_features=max(1, int(n_features ** 0.5)))
+            params = tb.dataset_params(n_rows, n_features, n_classes, mode == "tree")
             count = tb.settings.get("dataset_trees", 4)
             trees = [(params, 4321, tree) for tree in range(count)]
             label = f"{name} ({'thesis' if mode == 'tree' else 'forest'} mode)"
