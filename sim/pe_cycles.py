@@ -1,7 +1,7 @@
 """Cycles per tree of the processing element, simulated without stalls, against the cycle model:
 single-tree latency and the steady state of the serialised pipeline.
 
-``python -m sim.pe_cycles [--trees N] [--datasets iris sonar ctg] [--out results/pe_cycles.md]``
+``python -m sim.pe_cycles [--trees N] [--datasets iris sonar ctg] [--states] [--out results/pe_cycles.md]``
 
 Trains trees on real datasets in the Verilator simulation of the PE (every tree also
 checked against the golden model by the testbench), with no idle or stall cycle on any
@@ -30,7 +30,8 @@ from pathlib import Path
 
 from sim.runner import PROJECT_ROOT, simulate
 
-__all__ = ["BUILD", "cycle_model", "measure", "latency_and_steady_state", "main"]
+__all__ = ["BUILD", "cycle_model", "measure", "latency_and_steady_state", "measure_states",
+           "state_table", "main"]
 
 #: The PE the measurements are taken on (the datasets build of tests/test_pe_sim.py).
 BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
@@ -97,14 +98,78 @@ def table(records, lanes):
     return "\n".join(lines)
 
 
+def state_names(build=BUILD):
+    """Encoding of the PE controller's states (``fsm_state`` value -> name), read from the
+    elaborated design."""
+    from amaranth.hdl import Fragment, _dsl
+    from hw.pe import ProcessingElement
+    machines = []
+    original = _dsl.FSM.__init__
+
+    def record(self, data):
+        original(self, data)
+        machines.append(self)
+    _dsl.FSM.__init__ = record
+    try:
+        Fragment.get(ProcessingElement(**build), None)
+    finally:
+        _dsl.FSM.__init__ = original
+    controller = next(fsm for fsm in machines if "Write the tree" in fsm.encoding)
+    return {value: name for name, value in controller.encoding.items()}
+
+
+def measure_states(datasets, trees, build=BUILD):
+    """Simulate ``trees`` trees per dataset and mode alone; per (dataset, mode) the mean
+    cycles per tree spent in each controller state (leaving out the very first tree)."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "states.json")
+        simulate("processing_element", "sim.tb_pe_profile", parameters=build,
+                 testcase="cycles_by_state",
+                 testbench={"datasets": list(datasets), "dataset_trees": trees, "report": report,
+                            "idle_probability": 0.0, "stall_probability": 0.0}, seed=1)
+        with open(report) as file:
+            records = json.load(file)[1:]
+    names = state_names(build)
+    summary = {}
+    for record in records:
+        entry = summary.setdefault((record["dataset"], record["mode"]), {"trees": 0, "cycles": 0, "states": {}})
+        entry["trees"] += 1
+        entry["cycles"] += record["cycles"]
+        for value, count in record["states"].items():
+            name = names[int(value)]
+            entry["states"][name] = entry["states"].get(name, 0) + count
+    return summary
+
+
+def state_table(summary, shown=6):
+    """Markdown: per (dataset, mode), mean cycles per tree and the states that take most."""
+    lines = ["| dataset | mode | cycles/tree | where they go (mean cycles per tree) |", "|---|---|---|---|"]
+    for (name, mode), entry in summary.items():
+        trees = entry["trees"]
+        ranked = sorted(entry["states"].items(), key=lambda item: -item[1])
+        parts = [f"{state} {count / trees:,.0f}" for state, count in ranked[:shown]]
+        rest = sum(count for _, count in ranked[shown:]) / trees
+        if rest:
+            parts.append(f"other {rest:,.0f}")
+        lines.append(f"| {name} | {'thesis' if mode == 'tree' else 'forest'} "
+                     f"| {entry['cycles'] / trees:,.0f} | {'; '.join(parts)} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["iris", "sonar", "ctg"])
     parser.add_argument("--trees", type=int, default=3, help="trees per dataset and mode")
     parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_cycles.md"))
+    parser.add_argument("--states", action="store_true",
+                        help="also simulate the trees alone once more and show the cycles per "
+                             "controller state (where the cycles go)")
     arguments = parser.parse_args(argv)
     records = measure(arguments.datasets, arguments.trees)
     text = table(records, BUILD["feature_lanes"])
+    if arguments.states:
+        text += "\n\nWhere the cycles go (trees alone, controller state per busy cycle):\n\n"
+        text += state_table(measure_states(arguments.datasets, arguments.trees))
     build = ", ".join(f"{key}={value}" for key, value in BUILD.items())
     out = Path(arguments.out)
     out.parent.mkdir(parents=True, exist_ok=True)
