@@ -1008,4 +1008,6 @@ class ProcessingElement(wiring.Component):
             with m.If(lane_go):
                 m.d.comb += lane.go.eq(1)
 
+        # The controller's state encoding (value of ``fsm_state`` -> name), for profiling.
+        self.controller_states = {value: name for name, value in fsm.encoding.items()}
         return m

@@ -50,10 +50,15 @@ def cycle_model(record, lanes):
 
 def measure(datasets, trees, build=BUILD):
     """Simulate ``trees`` trees per dataset and mode; return the testbench's records."""
+    return _simulate_report("sim.tb_pe", "queued_dataset_trees_latency_and_steady_state",
+                            datasets, trees, build)
+
+
+def _simulate_report(test_module, testcase, datasets, trees, build):
+    """Run one cocotb test of the PE without stalls on ``datasets``; its JSON report."""
     with tempfile.TemporaryDirectory() as folder:
-        report = os.path.join(folder, "cycles.json")
-        simulate("processing_element", "sim.tb_pe", parameters=build,
-                 testcase="queued_dataset_trees_latency_and_steady_state",
+        report = os.path.join(folder, "report.json")
+        simulate("processing_element", test_module, parameters=build, testcase=testcase,
                  testbench={"datasets": list(datasets), "dataset_trees": trees, "report": report,
                             "idle_probability": 0.0, "stall_probability": 0.0}, seed=1)
         with open(report) as file:
@@ -99,36 +104,19 @@ def table(records, lanes):
 
 
 def state_names(build=BUILD):
-    """Encoding of the PE controller's states (``fsm_state`` value -> name), read from the
-    elaborated design."""
-    from amaranth.hdl import Fragment, _dsl
+    """Encoding of the PE controller's states (``fsm_state`` value -> name), as the
+    elaborated design records it."""
+    from amaranth.hdl import Fragment
     from hw.pe import ProcessingElement
-    machines = []
-    original = _dsl.FSM.__init__
-
-    def record(self, data):
-        original(self, data)
-        machines.append(self)
-    _dsl.FSM.__init__ = record
-    try:
-        Fragment.get(ProcessingElement(**build), None)
-    finally:
-        _dsl.FSM.__init__ = original
-    controller = next(fsm for fsm in machines if "Write the tree" in fsm.encoding)
-    return {value: name for name, value in controller.encoding.items()}
+    pe = ProcessingElement(**build)
+    Fragment.get(pe, None)
+    return pe.controller_states
 
 
 def measure_states(datasets, trees, build=BUILD):
     """Simulate ``trees`` trees per dataset and mode alone; per (dataset, mode) the mean
     cycles per tree spent in each controller state (leaving out the very first tree)."""
-    with tempfile.TemporaryDirectory() as folder:
-        report = os.path.join(folder, "states.json")
-        simulate("processing_element", "sim.tb_pe_profile", parameters=build,
-                 testcase="cycles_by_state",
-                 testbench={"datasets": list(datasets), "dataset_trees": trees, "report": report,
-                            "idle_probability": 0.0, "stall_probability": 0.0}, seed=1)
-        with open(report) as file:
-            records = json.load(file)[1:]
+    records = _simulate_report("sim.tb_pe_profile", "cycles_by_state", datasets, trees, build)[1:]
     names = state_names(build)
     summary = {}
     for record in records:
