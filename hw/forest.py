@@ -81,7 +81,9 @@ class ForestTrainer(wiring.Component):
         Sticky: a configuration out of range or a start without a loaded dataset of that
         size (nothing started; cleared by the next good start), a malformed dataset stream
         (cleared by the next dataset), a start while busy (ignored; cleared by the next
-        accepted start), a PE stopped on an error (``tree_error``; training stopped).
+        accepted start), a PE stopped on an error (``tree_error``: a tree needs more levels
+        or nodes than built for; no tree is dispatched after it, a tree already going out
+        on ``nodes`` goes out whole, and the next start clears the PEs).
     cycles, sort_cycles : Out(32)
         Cycles from ``start`` to the end of the forest, and of the presort alone.
     trees_done : Out(16)
@@ -141,10 +143,13 @@ class ForestTrainer(wiring.Component):
         m = Module()
         max_rows, max_features = self.max_rows, self.max_features
         code_bits, label_bits, row_bits = self.code_bits, self.label_bits, self.row_bits
+        # An accepted start clears whatever a forest stopped on tree_error left behind: trees
+        # still running or queued in the PEs, their error flags, lists half served.
+        begin = Signal()
         pes = []
         for index in range(self.pe_count):
             pe = ProcessingElement(**self.pe_parameters)
-            m.submodules[f"pe{index}"] = pe
+            m.submodules[f"pe{index}"] = ResetInserter(begin)(pe)
             pes.append(pe)
 
         # ------------------------------------------------------------ banks
@@ -173,16 +178,16 @@ class ForestTrainer(wiring.Component):
         m.d.comb += self.cycles.eq(cycles)
         with m.If(self.busy):
             m.d.sync += cycles.eq(cycles + 1)
+        # The trees' configuration is held from start on (PEs sample it at each tree's start).
+        tree_config = {name: Signal.like(getattr(self, name), name=f"config_{name}")
+                       for name in ("seed", "n_samples", "bootstrap", "features_per_node",
+                                    "one_feature_per_tree", "depth_limited", "depth_limit",
+                                    "min_samples_split", "min_samples_leaf")}
+        with m.If(begin):
+            m.d.sync += [register.eq(getattr(self, name)) for name, register in tree_config.items()]
         for pe in pes:
-            m.d.comb += [
-                pe.seed.eq(self.seed), pe.n_rows.eq(n_rows), pe.n_features.eq(n_features),
-                pe.n_samples.eq(self.n_samples), pe.bootstrap.eq(self.bootstrap),
-                pe.features_per_node.eq(self.features_per_node),
-                pe.one_feature_per_tree.eq(self.one_feature_per_tree),
-                pe.depth_limited.eq(self.depth_limited), pe.depth_limit.eq(self.depth_limit),
-                pe.min_samples_split.eq(self.min_samples_split),
-                pe.min_samples_leaf.eq(self.min_samples_leaf),
-            ]
+            m.d.comb += [pe.n_rows.eq(n_rows), pe.n_features.eq(n_features)]
+            m.d.comb += [getattr(pe, name).eq(register) for name, register in tree_config.items()]
 
         # ------------------------------------------------------------ dataset stream
         # Row by row, n_features beats per row (the configuration input, held while the
@@ -253,6 +258,8 @@ class ForestTrainer(wiring.Component):
                 with m.If(pe.list_requests.valid):
                     m.d.sync += [address.eq(pe.list_requests.p.feature * max_rows),
                                  remaining.eq(n_rows)]
+            with m.If(begin):
+                m.d.sync += [remaining.eq(0), staged.eq(0)]
 
         # ------------------------------------------------------------ code look-ups
         # One answer register per PE: a request is taken when the answer slot is free (or
@@ -271,6 +278,8 @@ class ForestTrainer(wiring.Component):
             with m.If(take):
                 m.d.sync += answer_valid.eq(1)
             with m.Elif(pe.codes.ready):
+                m.d.sync += answer_valid.eq(0)
+            with m.If(begin):
                 m.d.sync += answer_valid.eq(0)
 
         # ------------------------------------------------------------ dispatcher and merger
@@ -301,6 +310,7 @@ class ForestTrainer(wiring.Component):
                     m.d.sync += [self.bad_config.eq(config_bad), self.start_while_busy.eq(0),
                                  self.tree_error.eq(0), self.done.eq(0)]
                     with m.If(~config_bad):
+                        m.d.comb += begin.eq(1)
                         m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
                                      n_trees.eq(self.n_trees), cycles.eq(0), sort_feature.eq(0),
                                      feed_row.eq(0), out_position.eq(0), out_feature.eq(0),
@@ -347,7 +357,10 @@ class ForestTrainer(wiring.Component):
                 m.d.comb += self.busy.eq(1)
                 # Dispatch: the lowest free PE takes the next tree; with none free, the
                 # lowest PE that can queue one behind its running tree.
-                with m.If(next_tree < n_trees):
+                # A PE stopped on an error stops the forest: nothing more is dispatched, and
+                # the tree being merged (from a sound PE) goes out whole before Idle.
+                stopping = pe_failed | self.tree_error
+                with m.If((next_tree < n_trees) & ~stopping):
                     for index in range(self.pe_count):
                         with (m.If if index == 0 else m.Elif)(~assigned[index]):
                             m.d.comb += pes[index].start.eq(1)
@@ -359,7 +372,7 @@ class ForestTrainer(wiring.Component):
                             m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
                                          next_tree.eq(next_tree + 1)]
                 # Merge: one PE's tree at a time onto the output.
-                with m.If(~locked):
+                with m.If(~locked & ~stopping):
                     for index in reversed(range(self.pe_count)):
                         with m.If(pes[index].nodes.valid):
                             m.d.sync += [owner.eq(index), locked.eq(1)]
@@ -380,7 +393,9 @@ class ForestTrainer(wiring.Component):
                                     m.d.sync += assigned[index].eq(0)
                 with m.If(pe_failed):
                     m.d.sync += self.tree_error.eq(1)
-                    m.next = "Idle"
+                with m.If(stopping):
+                    with m.If(~locked):
+                        m.next = "Idle"
                 with m.Elif(trees_done == n_trees):
                     m.d.sync += self.done.eq(1)
                     m.next = "Idle"

@@ -14,7 +14,7 @@ from hw.forest import dataset_layout, forest_node_layout
 from sim.streams import unpack
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
-                       quantised_dataset, tree_from_nodes)
+                       depth_overflow_expected, quantised_dataset, tree_from_nodes)
 from sw.model import TrainingParameters, train_forest
 
 class ForestTestbench(StreamTestbench):
@@ -28,6 +28,7 @@ class ForestTestbench(StreamTestbench):
         self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits))
         self.nodes = self.sink("nodes", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout))
         self.cycle_log = []
+        self.stopped_forests = 0
 
     async def load(self, codes, labels):
         """Stream the dataset in, row by row, and wait until it is taken."""
@@ -58,7 +59,9 @@ class ForestTestbench(StreamTestbench):
             await ClockCycles(self.dut.clk, 32)
             waited += 32
             await ReadOnly()
-            if int(self.dut.done.value) or int(self.dut.tree_error.value) or int(self.dut.bad_config.value):
+            # Finished: idle again (a forest stopped on tree_error first sends the tree going out).
+            if not int(self.dut.busy.value) and (int(self.dut.done.value) or int(self.dut.tree_error.value)
+                                                 or int(self.dut.bad_config.value)):
                 await RisingEdge(self.dut.clk)
                 return
         raise AssertionError(f"{label}: the forest did not finish within {budget} cycles")
@@ -75,7 +78,15 @@ class ForestTestbench(StreamTestbench):
         return {tree: tree_from_nodes(nodes, self.capacity, n_classes, f"tree {tree}")
                 for tree, nodes in groups.items()}
 
+    def overflowing_trees(self, codes, labels, params, seed, n_trees):
+        """The trees of the forest that need a node deeper than the PEs hold (unlimited depth)."""
+        return [tree for tree in range(n_trees)
+                if depth_overflow_expected(codes, labels, params, seed, tree, self.max_depth)]
+
     async def check_forest(self, codes, labels, params, seed, n_trees, label):
+        """Train a forest and compare it with the model. A forest with a tree too deep for the
+        PEs must stop on ``tree_error``; the trees that came out before must still be right.
+        Returns the cycle count, or None for a forest stopped on ``tree_error``."""
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)
         n_rows, n_features = codes.shape
@@ -83,24 +94,40 @@ class ForestTestbench(StreamTestbench):
         await self.load(codes, labels)
         self.configure(n_rows, n_features, n_trees, params, seed)
         expected = train_forest(codes, labels, params, seed, n_trees)
-        depth = max(int(tree.depth.max()) for tree in expected)
+        overflowing = self.overflowing_trees(codes, labels, params, seed, n_trees)
+        depth = self.max_depth if overflowing else max(int(tree.depth.max()) for tree in expected)
         lists = 1 if params.feature_sampling == "tree" else n_features
         per_tree = 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
             -(-n_features // self.design["feature_lanes"]) + 3)
         budget = 20 * n_features * n_rows + 5000 + per_tree * n_trees
         await self.pulse_start()
+        # The trainer holds the configuration from start on: the inputs may change now.
+        for name in ("seed", "n_samples", "bootstrap", "features_per_node", "one_feature_per_tree",
+                     "depth_limited", "depth_limit", "min_samples_split", "min_samples_leaf"):
+            signal = getattr(self.dut, name)
+            signal.value = self.rng.getrandbits(len(signal))
         await self.wait_until_finished(budget, label)
         await ReadOnly()
         flags = {name: int(getattr(self.dut, name).value)
                  for name in ("done", "bad_config", "dataset_error", "tree_error", "start_while_busy")}
         cycles, sort_cycles = int(self.dut.cycles.value), int(self.dut.sort_cycles.value)
         await RisingEdge(self.dut.clk)
-        assert flags == {"done": 1, "bad_config": 0, "dataset_error": 0, "tree_error": 0,
-                         "start_while_busy": 0}, f"{label}: flags {flags}"
         trees = self.trees_from_nodes(params.n_classes)
-        assert sorted(trees) == list(range(n_trees)), f"{label}: trees {sorted(trees)} came out"
-        for index, tree in enumerate(expected):
-            assert_trees_equal(trees[index], tree, f"{label}: tree {index}")
+        if overflowing:
+            self.stopped_forests += 1
+            assert flags == {"done": 0, "bad_config": 0, "dataset_error": 0, "tree_error": 1,
+                             "start_while_busy": 0}, \
+                f"{label}: trees {overflowing} are too deep for the PEs, but the flags are {flags}"
+            assert not set(trees) & set(overflowing), f"{label}: too deep trees {overflowing} came out"
+        else:
+            assert flags == {"done": 1, "bad_config": 0, "dataset_error": 0, "tree_error": 0,
+                             "start_while_busy": 0}, f"{label}: flags {flags}"
+            assert sorted(trees) == list(range(n_trees)), f"{label}: trees {sorted(trees)} came out"
+        for index, tree in trees.items():
+            assert index < n_trees, f"{label}: tree {index} of {n_trees} came out"
+            assert_trees_equal(tree, expected[index], f"{label}: tree {index}")
+        if overflowing:
+            return None
         self.cycle_log.append({"label": label, "cycles": cycles, "sort_cycles": sort_cycles,
                                "n_trees": n_trees, "pe_count": self.design["pe_count"],
                                "n_rows": n_rows, "n_features": n_features})
@@ -132,6 +159,40 @@ async def random_forests_match_model(dut):
         codes, labels, params, seed, n_trees = tb.random_forest()
         await tb.check_forest(codes, labels, params, seed, n_trees, f"forest {case} {codes.shape} {params}")
     tb.write_report()
+
+
+@cocotb.test()
+async def forests_after_a_tree_error(dut):
+    """A forest stopped on tree_error leaves other trees running or queued in the PEs (and
+    lists half served); the next forests, with fewer trees than PEs too, must not see them."""
+    tb = ForestTestbench(dut)
+    await tb.begin()
+    pe_count = tb.design["pe_count"]
+    rounds = 0
+    for attempt in range(200):
+        n_rows = tb.max_rows
+        n_features = tb.rng.randint(1, tb.max_features)
+        codes = np.array([[tb.rng.randrange(1 << tb.code_bits) for _ in range(n_features)]
+                          for _ in range(n_rows)])
+        labels = np.array([tb.rng.randrange(tb.classes) for _ in range(n_rows)])
+        params = TrainingParameters(n_classes=tb.classes, max_depth=None, max_samples=n_rows,
+                                    max_features=max(1, int(n_features ** 0.5)))
+        seed, n_trees = tb.rng.getrandbits(32), min(tb.max_trees, 2 * pe_count + 2)
+        overflowing = tb.overflowing_trees(codes, labels, params, seed, n_trees)
+        # Wanted: a tree too deep, with trees after it still to start or run.
+        if not overflowing or overflowing[0] >= n_trees - pe_count:
+            continue
+        assert await tb.check_forest(codes, labels, params, seed, n_trees, f"stopped forest {rounds}") is None
+        for after in range(2):
+            codes, labels, params, seed, n_trees = tb.random_forest()
+            while tb.overflowing_trees(codes, labels, params, seed, 1):
+                codes, labels, params, seed, n_trees = tb.random_forest()
+            await tb.check_forest(codes, labels, params, seed, 1 if after == 0 else n_trees,
+                                  f"forest {after} after stopped forest {rounds}")
+        rounds += 1
+        if rounds == tb.settings.get("stopped_forests", 2):
+            break
+    assert rounds > 0, "no forest with a too deep tree was found to test with"
 
 
 @cocotb.test()

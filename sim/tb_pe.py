@@ -18,9 +18,9 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_entry_layout
 from sim.testbench import StreamTestbench
-from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, quantised_dataset,
-                       tree_from_nodes)
-from sw.model import TrainingParameters, leaf_decision, presorted_order, train_tree
+from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
+                       quantised_dataset, tree_from_nodes)
+from sw.model import TrainingParameters, presorted_order, train_tree
 
 class PETestbench(StreamTestbench):
     def __init__(self, dut):
@@ -135,17 +135,7 @@ class PETestbench(StreamTestbench):
 
     def expected_overflow(self, codes, labels, params, seed, tree_index):
         """Whether an unlimited tree would need a node deeper than the PE holds."""
-        if params.max_depth is not None:
-            return False
-        limited = train_tree(codes, labels, TrainingParameters(**{**params.__dict__, "max_depth": self.max_depth}),
-                             seed, tree_index)
-        deepest = limited.depth == self.max_depth
-        if not deepest.any():
-            return False
-        would_search = ~leaf_decision(limited.class_counts[deepest], limited.n_rows[deepest],
-                                      limited.depth[deepest], None, params.min_samples_split,
-                                      params.min_samples_leaf)
-        return bool(would_search.any())
+        return depth_overflow_expected(codes, labels, params, seed, tree_index, self.max_depth)
 
     async def check_tree(self, codes, labels, params, seed, tree_index, label):
         """Train one tree in the PE and compare it with the golden model, node by node."""

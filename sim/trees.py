@@ -11,11 +11,11 @@ import dataclasses
 import numpy as np
 
 from hw.pe import node_layout
-from sw.model import Tree
+from sw.model import Tree, leaf_decision, train_tree
 from sim.streams import unpack
 
-__all__ = ["bits", "PECapacity", "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal",
-           "quantised_dataset", "dataset_beats"]
+__all__ = ["bits", "PECapacity", "depth_overflow_expected", "configure_tree_inputs", "tree_from_nodes",
+           "assert_trees_equal", "quantised_dataset", "dataset_beats"]
 
 
 def bits(maximum):
@@ -42,6 +42,21 @@ class PECapacity:
             node_bits=max(1, (self.max_nodes - 1).bit_length()), feature_bits=self.feature_bits,
             code_bits=self.code_bits, classes=self.classes, count_bits=self.count_bits,
             position_bits=bits(self.max_inbag_rows), depth_bits=bits(self.max_depth))
+
+
+def depth_overflow_expected(codes, labels, params, seed, tree_index, max_depth):
+    """Whether the tree, unlimited by ``params``, would need a node deeper than ``max_depth``
+    (the PE's capacity): then the PE raises ``depth_overflow`` instead of finishing it."""
+    if params.max_depth is not None:
+        return False
+    limited = train_tree(codes, labels, dataclasses.replace(params, max_depth=max_depth), seed, tree_index)
+    deepest = limited.depth == max_depth
+    if not deepest.any():
+        return False
+    would_search = ~leaf_decision(limited.class_counts[deepest], limited.n_rows[deepest],
+                                  limited.depth[deepest], None, params.min_samples_split,
+                                  params.min_samples_leaf)
+    return bool(would_search.any())
 
 
 def tree_inputs(params):

@@ -15,9 +15,11 @@ SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "m
 
 @pytest.mark.parametrize("pe_count, seed", [(1, 201), (2, 202), (4, 203)])
 def test_forests_equal_the_model_for_any_pe_count(pe_count, seed):
+    # Also: forests stopped on tree_error (a tree deeper than max_depth = 8), each followed
+    # by forests that must not see what the stopped one left in the PEs.
     tests, failed = simulate("forest_trainer", "sim.tb_forest", parameters={**SMALL, "pe_count": pe_count},
-                             testbench={"random_forests": 4}, seed=seed)
-    assert (tests, failed) == (4, 0)
+                             testbench={"random_forests": 4, "stopped_forests": 2}, seed=seed)
+    assert (tests, failed) == (5, 0)
 
 
 @pytest.mark.parametrize("pe_count", [1, 2, 4])
