@@ -147,9 +147,15 @@ class HostDriver:
                 break
             if waited > budget:
                 raise SystemError_(f"training did not finish within {budget} cycles")
-        for flag in ("bad_config", "value_too_wide", "dataset_error", "tree_error"):
+        for flag in ("bad_config", "value_too_wide", "dataset_error"):
             if status[flag]:
                 raise SystemError_(f"training stopped: STATUS.{flag} is set")
+        if status["tree_error"]:
+            capacity = self.capacity
+            raise SystemError_(
+                f"training stopped: STATUS.tree_error is set (a tree needs more than the "
+                f"build's max_depth = {capacity.max_depth} levels or max_nodes = "
+                f"{capacity.max_nodes} nodes; limit max_depth or build for more)")
         groups = {}
         for beat in self.trees.received:
             groups.setdefault(beat["tree"], []).append(unpack(self.capacity.node_layout, beat["node"]))

@@ -12,7 +12,7 @@ from cocotb.triggers import ClockCycles
 from hw.system import REGISTERS
 from sim.host import HostDriver, SystemError_
 from sim.testbench import StreamTestbench
-from sim.trees import assert_trees_equal
+from sim.trees import assert_trees_equal, depth_overflow_expected
 from sw.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
 
 
@@ -44,8 +44,18 @@ class SystemTestbench(StreamTestbench):
     async def check_train_and_predict(self, codes, labels, params, seed, n_trees, label):
         host = self.host
         await host.load_dataset(codes, labels)
-        trees, cycles, sort_cycles = await host.train(params, seed, n_trees)
         expected = train_forest(codes, labels, params, seed, n_trees)
+        if any(depth_overflow_expected(codes, labels, params, seed, tree, host.capacity.max_depth)
+               for tree in range(n_trees)):
+            # A tree deeper than the build holds stops training with a named error.
+            try:
+                await host.train(params, seed, n_trees)
+            except SystemError_ as error:
+                assert "tree_error" in str(error), f"{label}: {error}"
+                return None
+            raise AssertionError(f"{label}: a tree deeper than max_depth = "
+                                 f"{host.capacity.max_depth} did not stop training")
+        trees, cycles, sort_cycles = await host.train(params, seed, n_trees)
         for index, (got, want) in enumerate(zip(trees, expected)):
             assert_trees_equal(got, want, f"{label} tree {index}")
         assert 0 < sort_cycles < cycles, f"{label}: cycles {cycles}, presort {sort_cycles}"
