@@ -9,7 +9,7 @@ in-bag rows). The best score wins; on equal scores the earlier boundary (lower t
 stays, because a later candidate must be strictly better to replace it.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -48,10 +48,13 @@ def split_layout(classes, code_bits, count_bits, row_bits):
 class GiniScanner(wiring.Component):
     """Scans sorted segments one entry per cycle and reports each segment's best split.
 
-    Per segment: a header on ``segments`` (class totals, entry count), then ``classes``
-    cycles to sum the squared totals, then the entries on ``entries`` at one per cycle
-    (never stalled inside a segment), then three cycles of pipeline drain before the
-    result is offered on ``splits``. Segment latency: ``entries + classes + 5`` cycles.
+    Per segment: a header on ``segments`` (class totals, entry count), then the entries on
+    ``entries`` at one per cycle, then two cycles of pipeline drain before the result is
+    offered on ``splits``. The squared totals ``sum_c T_c^2`` are summed one class with a
+    non-zero total per cycle, the first in the header's cycle and the last in the first
+    cycle of the scan, so the scan waits only when more than two classes are present:
+    segment latency ``entries + max(0, nonzero classes - 2) + 4`` cycles, header to result
+    (the first candidate boundary, at the second entry, sees the whole sum).
 
     Parameters
     ----------
@@ -110,7 +113,15 @@ class GiniScanner(wiring.Component):
         squares_right = Signal(square_bits)         # B = sum_c (T_c - L_c)^2
         previous_code = Signal(self.code_bits)
         have_previous = Signal()
-        class_index = Signal(range(classes + 1))
+        # Classes whose squared totals are still to be added to B (non-zero totals only).
+        unsummed = Signal(classes)
+        next_class = Signal(range(classes))         # lowest class in unsummed
+        for c in reversed(range(classes)):
+            with m.If(unsummed[c]):
+                m.d.comb += next_class.eq(c)
+        next_total = totals[next_class]
+        next_square = Signal(square_bits)
+        m.d.comb += next_square.eq(Mux(unsummed.any(), next_total * next_total, 0))
 
         # Stage 1: a candidate boundary as it stood before the entry that closed it.
         c1_valid = Signal()
@@ -154,26 +165,46 @@ class GiniScanner(wiring.Component):
                 m.d.comb += self.segments.ready.eq(1)
                 with m.If(self.segments.valid):
                     header = self.segments.p
+                    # B starts as sum_c T_c^2 (nothing is left yet): the lowest non-zero
+                    # class's square now, the others below.
+                    nonzero = Cat(header.class_counts[c] != 0 for c in range(classes))
+                    first = Signal(range(classes))
+                    for c in reversed(range(classes)):
+                        with m.If(nonzero[c]):
+                            m.d.comb += first.eq(c)
+                    first_total = header.class_counts[first]
+                    remaining = nonzero & ~(1 << first)
                     m.d.sync += [
                         totals.eq(header.class_counts), total_rows.eq(header.rows),
                         total_weight.eq(sum(header.class_counts[c] for c in range(classes))),
                         left.eq(0), left_weight.eq(0), left_rows.eq(0),
-                        squares_left.eq(0), squares_right.eq(0), have_previous.eq(0),
-                        class_index.eq(0), best.found.eq(0),
+                        squares_left.eq(0), squares_right.eq(first_total * first_total),
+                        have_previous.eq(0), unsummed.eq(remaining), best.found.eq(0),
                     ]
-                    m.next = "Sum squared totals"
+                    # The last square is added in the scan's first cycle, before any
+                    # candidate boundary (the second entry at the earliest) reads B.
+                    with m.If((remaining & (remaining - 1)) == 0):
+                        m.next = "Scan entries"
+                    with m.Else():
+                        m.next = "Sum squared totals"
 
             with m.State("Sum squared totals"):
-                # One class per cycle: B starts as sum_c T_c^2 (nothing is left yet).
-                total = totals[class_index]
-                m.d.sync += [squares_right.eq(squares_right + total * total),
-                             class_index.eq(class_index + 1)]
-                with m.If(class_index == classes - 1):
+                # One non-zero class per cycle, until one is left for the scan's first cycle.
+                m.d.sync += [squares_right.eq(squares_right + next_square),
+                             unsummed.eq(unsummed & ~(1 << next_class))]
+                rest = unsummed & ~(1 << next_class)
+                with m.If((rest & (rest - 1)) == 0):
                     m.next = "Scan entries"
 
             with m.State("Scan entries"):
                 m.d.comb += self.entries.ready.eq(1)
                 entry = self.entries.p
+                # The last unsummed square (if any) goes into B in this state's first cycle.
+                pending_square = Signal(square_bits)
+                m.d.comb += pending_square.eq(next_square)
+                m.d.sync += unsummed.eq(0)
+                with m.If(~self.entries.valid):
+                    m.d.sync += squares_right.eq(squares_right + pending_square)
                 with m.If(self.entries.valid):
                     rows_right = total_rows - left_rows
                     leaf_ok = ((left_rows >= self.min_samples_leaf) &
@@ -195,7 +226,8 @@ class GiniScanner(wiring.Component):
                     weight_squared = weight * weight
                     m.d.sync += [
                         squares_left.eq(squares_left + ((weight * left_count) << 1) + weight_squared),
-                        squares_right.eq(squares_right + weight_squared - ((weight * right_count) << 1)),
+                        squares_right.eq(squares_right + pending_square + weight_squared -
+                                         ((weight * right_count) << 1)),
                         left[entry.label].eq(left_count + weight),
                         left_weight.eq(left_weight + weight),
                         left_rows.eq(left_rows + 1),
@@ -205,7 +237,8 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                with m.If(~c1_valid & ~c2_valid):
+                # Once no candidate is in stage 1, the best is final at the next edge.
+                with m.If(~c1_valid):
                     m.next = "Offer the best split"
 
             with m.State("Offer the best split"):

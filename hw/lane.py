@@ -27,7 +27,7 @@ Entries in the bank carry ``code`` packed with the label above it
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -138,7 +138,7 @@ class FeatureLane(wiring.Component):
             row_bits=self.position_bits)
         m.submodules.partition = partition = PartitionUnit(
             max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits)
-        m.submodules.job_queue = job_queue = SyncFIFOBuffered(
+        m.submodules.job_queue = job_queue = SyncFIFO(
             width=len(self.jobs.payload.as_value()), depth=self.slots)
         m.d.comb += [
             job_queue.w_data.eq(self.jobs.payload), job_queue.w_en.eq(self.jobs.valid),

@@ -496,6 +496,8 @@ class ProcessingElement(wiring.Component):
         sorted_labels = [Signal(self.label_bits, name=f"sorted_label{k}") for k in range(S)]
         sorted_weights = [Signal(self.weight_bits, name=f"sorted_weight{k}") for k in range(S)]
         sparse_write = Signal(range(S + 1))
+        sparse_writing = Signal()       # the sorted rows are being written into lane 0
+        prologue_counts = Signal(counts_layout)     # the root's class totals, as looked up
         with m.If(prologue_drawing & inbag.drawn):
             matches = [(k < drawn_count) & (drawn_rows[k] == inbag.drawn_row) for k in range(S)]
             for k in range(S):
@@ -585,7 +587,7 @@ class ProcessingElement(wiring.Component):
                         m.next = "Draw the bootstrap"
                 # Whatever was queued or prefetched is abandoned with the running tree.
                 m.d.sync += [queued.eq(0), inbag_for_queued.eq(0), prefetched.eq(0),
-                             past_prologue.eq(0)]
+                             past_prologue.eq(0), sparse_writing.eq(0)]
 
         def promote():
             """The running tree is written and a tree is queued: it takes over at once."""
@@ -610,7 +612,8 @@ class ProcessingElement(wiring.Component):
                 m.d.sync += self.bad_config.eq(1)
             with m.Else():
                 m.d.sync += [queued_config.eq(port_config), queued.eq(1)]
-        with m.If(queued & queued_config.sparse & ~prefetched & past_prologue & ~finishing & ~self.start):
+        with m.If(queued & queued_config.sparse & ~prefetched & past_prologue & ~sparse_writing &
+                  ~finishing & ~self.start):
             m.d.sync += [start_inbag.eq(1), start_prologue.eq(1), inbag_for_queued.eq(1),
                          prefetched.eq(1)]
 
@@ -619,7 +622,7 @@ class ProcessingElement(wiring.Component):
         with m.FSM(init="Idle", name="prologue"):
             def prologue_control():
                 with m.If(start_prologue):
-                    m.d.sync += [drawn_count.eq(0), prologue_bad.eq(0)]
+                    m.d.sync += [drawn_count.eq(0), prologue_bad.eq(0), prologue_counts.eq(0)]
                     m.next = "Draw the bootstrap"
                 with m.Elif(self.start):
                     m.next = "Idle"
@@ -653,7 +656,9 @@ class ProcessingElement(wiring.Component):
                     m.d.sync += looked_up.eq(looked_up + 1)
                 with m.If(self.codes.valid):
                     insert()
-                    m.d.sync += answered.eq(answered + 1)
+                    label = self.codes.p.label
+                    m.d.sync += [answered.eq(answered + 1),
+                                 prologue_counts[label].eq(prologue_counts[label] + new_weight)]
                     if classes < (1 << self.label_bits):
                         with m.If(self.codes.p.label >= classes):
                             m.d.sync += prologue_bad.eq(1)
@@ -668,10 +673,35 @@ class ProcessingElement(wiring.Component):
                 prologue_control()
 
 
+        # ---------------------------------------------------------------- sparse writer
+        # The sorted rows into lane 0, slot 0, one per cycle from the root's write on: the
+        # root's scan starts reading slot 0 at least four cycles later, one entry per cycle,
+        # so it never overtakes. The prologue registers stay the running tree's until this
+        # ends (a queued tree's prologue waits for it), and so does the tree's end.
+        with m.If(sparse_writing):
+            sparse_label = Array(sorted_labels)[sparse_write]
+            m.d.comb += [lanes[0].fill_enable.eq(1), lanes[0].fill_address.eq(sparse_write),
+                         lanes[0].fill_entry.row.eq(Array(sorted_rows)[sparse_write]),
+                         lanes[0].fill_entry.code.eq(Cat(Array(sorted_codes)[sparse_write], sparse_label)),
+                         lanes[0].fill_entry.weight.eq(Array(sorted_weights)[sparse_write])]
+            m.d.sync += sparse_write.eq(sparse_write + 1)
+            with m.If(sparse_write == drawn_count - 1):
+                m.d.sync += sparse_writing.eq(0)
+
         # ---------------------------------------------------------------- controller
         def abort(flag):
             m.d.sync += [flag.eq(1), queued.eq(0)]
             m.next = "Idle"
+
+        def review_next(index):
+            """Go on to node ``index`` of the level: its record is read now, so it is
+            reviewed in the next cycle (or the level ends)."""
+            m.d.sync += node.eq(index)
+            m.d.comb += node_read.addr.eq(index)
+            with m.If(index == level_end):
+                m.next = "End of the level"
+            with m.Else():
+                m.next = "Review the node"
 
         with m.FSM(init="Idle") as fsm:
             with m.State("Idle"):
@@ -711,24 +741,11 @@ class ProcessingElement(wiring.Component):
                     with m.If(prologue_bad):
                         abort(self.bad_input)
                     with m.Else():
+                        # The root is written at once; the sorted rows go into lane 0 while
+                        # it is reviewed (below), each long before the root's scan reads it.
                         m.d.sync += [tree_feature.eq(prologue_feature), sparse_write.eq(0),
-                                     root_counts.eq(0)]
-                        m.next = "Write the sparse list"
-                on_start()
-
-            with m.State("Write the sparse list"):
-                # Sorted rows into lane 0, slot 0, counting the root's classes on the way.
-                label = Array(sorted_labels)[sparse_write]
-                weight = Array(sorted_weights)[sparse_write]
-                m.d.comb += [self.busy.eq(1), lanes[0].fill_enable.eq(1),
-                             lanes[0].fill_address.eq(sparse_write),
-                             lanes[0].fill_entry.row.eq(Array(sorted_rows)[sparse_write]),
-                             lanes[0].fill_entry.code.eq(Cat(Array(sorted_codes)[sparse_write], label)),
-                             lanes[0].fill_entry.weight.eq(weight)]
-                m.d.sync += [root_counts[label].eq(root_counts[label] + weight),
-                             sparse_write.eq(sparse_write + 1)]
-                with m.If(sparse_write == drawn_count - 1):
-                    m.next = "Write the root"
+                                     sparse_writing.eq(1), root_counts.eq(prologue_counts)]
+                        m.next = "Write the root"
                 on_start()
 
             with m.State("Fill the lists"):
@@ -798,17 +815,21 @@ class ProcessingElement(wiring.Component):
                              segment_length.eq(record.n_rows)]
                 leaf = is_leaf(record.counts, record.n_rows, record.depth)
                 with m.If(leaf):
-                    m.d.sync += node.eq(node + 1)
-                    m.next = "Read a node"
+                    review_next(node + 1)
                 with m.Elif(~depth_limited & (record.depth == self.max_depth)):
                     abort(self.depth_overflow)
                 with m.Else():
                     m.d.sync += [best_found.eq(0), combined.eq(0), visited.eq(0), position.eq(0),
                                  tag.eq(node + 1), draw_asked.eq(0)]
                     # Thesis mode needs no constant check: a constant segment of the tree's
-                    # feature has no boundary, so its scan finds no split, as the model.
+                    # feature has no boundary, so its scan finds no split, as the model. Its
+                    # one list is lane 0, slot 0, visited at once (the lane reads the segment
+                    # and totals registered here when it sends the header, cycles later).
                     with m.If(thesis):
-                        m.next = "Visit the tree's feature"
+                        m.d.comb += [lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
+                                     lanes[0].jobs.p.visit.eq(0)]
+                        m.d.sync += visited.eq(1)
+                        m.next = "Wait for the scans"
                     with m.Else():
                         m.next = "Check constant features"
                 on_start()
@@ -824,14 +845,6 @@ class ProcessingElement(wiring.Component):
                     m.d.sync += wanted.eq(Mux(features_per_node < nonconstant_total,
                                               features_per_node, nonconstant_total))
                     m.next = "Draw a feature"
-                on_start()
-
-            with m.State("Visit the tree's feature"):
-                # The tree's list is lane 0, slot 0.
-                m.d.comb += [self.busy.eq(1), lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
-                             lanes[0].jobs.p.visit.eq(0)]
-                m.d.sync += visited.eq(1)
-                m.next = "Wait for the scans"
                 on_start()
 
             with m.State("Draw a feature"):
@@ -889,8 +902,7 @@ class ProcessingElement(wiring.Component):
             with m.State("Decide"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~best_found):
-                    m.d.sync += node.eq(node + 1)
-                    m.next = "Read a node"
+                    review_next(node + 1)
                 with m.Elif(next_node + 2 > self.max_nodes):
                     abort(self.node_overflow)
                 with m.Else():
@@ -917,7 +929,7 @@ class ProcessingElement(wiring.Component):
                              node_write.data.n_rows.eq(rows_right),
                              node_write.data.depth.eq(child_depth),
                              node_write.data.start.eq(current.start + rows_left)]
-                m.d.sync += [next_node.eq(next_node + 2), node.eq(node + 1)]
+                m.d.sync += next_node.eq(next_node + 2)
                 # Children that will both be leaves need no partition (nothing reads them);
                 # one list (thesis mode) is partitioned by construction.
                 with m.If(~thesis & ~children_both_leaves):
@@ -927,25 +939,34 @@ class ProcessingElement(wiring.Component):
                                  job_write.data.start.eq(current.start),
                                  job_write.data.length.eq(current.n_rows)]
                     m.d.sync += jobs_queued.eq(jobs_queued + 1)
-                m.next = "Read a node"
+                review_next(node + 1)
                 on_start()
 
             # --- the level's partition: per split, go-left bits then every list ---
+            def next_level():
+                """The level's partition is done: the next level (its first record is read
+                now), or the tree is written if the level made no children."""
+                m.d.sync += [jobs_queued.eq(0), node.eq(level_end), level_end.eq(next_node)]
+                with m.If(level_end == next_node):
+                    m.d.sync += [write_index.eq(0), write_staged.eq(0)]
+                    m.next = "Write the tree"
+                with m.Else():
+                    m.d.comb += node_read.addr.eq(level_end)
+                    m.next = "Review the node"
+
             with m.State("End of the level"):
                 m.d.comb += self.busy.eq(1)
                 m.d.sync += job_index.eq(0)
-                m.next = "Read a partition job"
+                with m.If(jobs_queued == 0):
+                    next_level()
+                with m.Else():
+                    m.next = "Read a partition job"
                 on_start()
 
             with m.State("Read a partition job"):
                 m.d.comb += [self.busy.eq(1), job_read.addr.eq(job_index)]
                 with m.If(job_index == jobs_queued):
-                    m.d.sync += [jobs_queued.eq(0), node.eq(level_end), level_end.eq(next_node)]
-                    with m.If(level_end == next_node):
-                        m.d.sync += [write_index.eq(0), write_staged.eq(0)]
-                        m.next = "Write the tree"
-                    with m.Else():
-                        m.next = "Read a node"
+                    next_level()
                 with m.Else():
                     m.next = "Load the partition job"
                 on_start()
@@ -987,15 +1008,17 @@ class ProcessingElement(wiring.Component):
             # --- the tree writer ---
             with m.State("Write the tree"):
                 m.d.comb += self.busy.eq(1)
-                advance = ~write_staged | self.nodes.ready
+                # (A tree whose root is a leaf may get here before its sorted rows are all
+                # in lane 0: it waits, so the next tree finds the prologue registers free.)
+                advance = (~write_staged | self.nodes.ready) & ~sparse_writing
                 m.d.comb += [node_read.addr.eq(write_index), node_read.en.eq(advance),
-                             self.nodes.valid.eq(write_staged)]
+                             self.nodes.valid.eq(write_staged & ~sparse_writing)]
                 with m.If(advance):
                     m.d.sync += [write_staged.eq(write_index < next_node),
                                  write_staged_index.eq(write_index)]
                     with m.If(write_index < next_node):
                         m.d.sync += write_index.eq(write_index + 1)
-                with m.If(write_staged & self.nodes.ready & self.nodes.p.last):
+                with m.If(write_staged & ~sparse_writing & self.nodes.ready & self.nodes.p.last):
                     m.d.comb += finishing.eq(1)
                     with m.If(queued):
                         promote()

@@ -58,7 +58,8 @@ def test_pe_cycles_per_tree_stay_within_the_cycle_model():
     modes. A clearing pass or a lost overlap per tree shows up here as a multiple of the
     model. Queued back to back (the serialised pipeline), thesis-mode trees take less per
     tree than alone (their prologue runs while the tree before trains), and forest-mode
-    trees no more than alone."""
+    trees no more than alone. Thesis-mode trees take under 200 cycles each even alone
+    (issue 4's target), and so less than that queued."""
     from sim.pe_cycles import BUILD, cycle_model, latency_and_steady_state, measure
     names = ["iris", "sonar"]
     if not all(available(name) for name in names):
@@ -69,6 +70,8 @@ def test_pe_cycles_per_tree_stay_within_the_cycle_model():
         if record["handover"] == "alone":
             model = cycle_model(record, BUILD["feature_lanes"])
             assert record["cycles"] <= 1.5 * model, (record["label"], record["mode"], record["cycles"], model)
+            if record["mode"] == "tree":
+                assert record["cycles"] < 200, (record["label"], record["cycles"])
     for (name, mode), row in latency_and_steady_state(records, BUILD["feature_lanes"]).items():
         limit = 0.85 * row["latency"] if mode == "tree" else row["latency"] + 2
         assert row["steady"] <= limit, (name, mode, row)
