@@ -43,7 +43,7 @@ DESIGNS = {
         "max_features": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4, "max_depth": 16}),
     "processing_element": (ProcessingElement, {
         "max_rows": 256, "max_samples": 256, "max_features": 16, "feature_lanes": 4,
-        "code_bits": 16, "classes": 4, "max_depth": 16, "tree_index_bits": 16}),
+        "code_bits": 16, "classes": 4, "max_depth": 16, "tree_index_bits": 16, "sparse_rows": 0}),
 }
 
 

@@ -51,10 +51,11 @@ class GiniScanner(wiring.Component):
     Per segment: a header on ``segments`` (class totals, entry count), then the entries on
     ``entries`` at one per cycle, then two cycles of pipeline drain before the result is
     offered on ``splits``. The squared totals ``sum_c T_c^2`` are summed one class with a
-    non-zero total per cycle, the first in the header's cycle and the last in the first
-    cycle of the scan, so the scan waits only when more than two classes are present:
-    segment latency ``entries + max(0, nonzero classes - 2) + 4`` cycles, header to result
-    (the first candidate boundary, at the second entry, sees the whole sum).
+    non-zero total per cycle, the first in the header's cycle, so the scan waits only when
+    more than one class is present: segment latency ``entries + max(0, nonzero classes -
+    1) + 4`` cycles, header to result. (Adding the last square in the scan's first cycle
+    would save one more cycle, but then the squarer works beside the scan's ``weight^2`` and
+    Yosys can no longer share one multiplier between them: +1 DSP block per lane.)
 
     Parameters
     ----------
@@ -119,9 +120,13 @@ class GiniScanner(wiring.Component):
         for c in reversed(range(classes)):
             with m.If(unsummed[c]):
                 m.d.comb += next_class.eq(c)
-        next_total = totals[next_class]
+        # One squarer serves both: the header's first square (in the header's cycle) and
+        # then the registered totals' (its input is switched in the state that takes the header).
+        square_input = Signal(self.count_bits)
+        square = Signal(square_bits)
+        m.d.comb += [square_input.eq(totals[next_class]), square.eq(square_input * square_input)]
         next_square = Signal(square_bits)
-        m.d.comb += next_square.eq(Mux(unsummed.any(), next_total * next_total, 0))
+        m.d.comb += next_square.eq(Mux(unsummed.any(), square, 0))
 
         # Stage 1: a candidate boundary as it stood before the entry that closed it.
         c1_valid = Signal()
@@ -172,39 +177,30 @@ class GiniScanner(wiring.Component):
                     for c in reversed(range(classes)):
                         with m.If(nonzero[c]):
                             m.d.comb += first.eq(c)
-                    first_total = header.class_counts[first]
+                    m.d.comb += square_input.eq(header.class_counts[first])
                     remaining = nonzero & ~(1 << first)
                     m.d.sync += [
                         totals.eq(header.class_counts), total_rows.eq(header.rows),
                         total_weight.eq(sum(header.class_counts[c] for c in range(classes))),
                         left.eq(0), left_weight.eq(0), left_rows.eq(0),
-                        squares_left.eq(0), squares_right.eq(first_total * first_total),
+                        squares_left.eq(0), squares_right.eq(square),
                         have_previous.eq(0), unsummed.eq(remaining), best.found.eq(0),
                     ]
-                    # The last square is added in the scan's first cycle, before any
-                    # candidate boundary (the second entry at the earliest) reads B.
-                    with m.If((remaining & (remaining - 1)) == 0):
+                    with m.If(remaining == 0):
                         m.next = "Scan entries"
                     with m.Else():
                         m.next = "Sum squared totals"
 
             with m.State("Sum squared totals"):
-                # One non-zero class per cycle, until one is left for the scan's first cycle.
+                # One non-zero class per cycle.
                 m.d.sync += [squares_right.eq(squares_right + next_square),
                              unsummed.eq(unsummed & ~(1 << next_class))]
-                rest = unsummed & ~(1 << next_class)
-                with m.If((rest & (rest - 1)) == 0):
+                with m.If((unsummed & ~(1 << next_class)) == 0):
                     m.next = "Scan entries"
 
             with m.State("Scan entries"):
                 m.d.comb += self.entries.ready.eq(1)
                 entry = self.entries.p
-                # The last unsummed square (if any) goes into B in this state's first cycle.
-                pending_square = Signal(square_bits)
-                m.d.comb += pending_square.eq(next_square)
-                m.d.sync += unsummed.eq(0)
-                with m.If(~self.entries.valid):
-                    m.d.sync += squares_right.eq(squares_right + pending_square)
                 with m.If(self.entries.valid):
                     rows_right = total_rows - left_rows
                     leaf_ok = ((left_rows >= self.min_samples_leaf) &
@@ -226,8 +222,7 @@ class GiniScanner(wiring.Component):
                     weight_squared = weight * weight
                     m.d.sync += [
                         squares_left.eq(squares_left + ((weight * left_count) << 1) + weight_squared),
-                        squares_right.eq(squares_right + pending_square + weight_squared -
-                                         ((weight * right_count) << 1)),
+                        squares_right.eq(squares_right + weight_squared - ((weight * right_count) << 1)),
                         left[entry.label].eq(left_count + weight),
                         left_weight.eq(left_weight + weight),
                         left_rows.eq(left_rows + 1),
