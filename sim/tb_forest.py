@@ -14,7 +14,8 @@ from hw.forest import dataset_layout, forest_node_layout
 from sim.streams import unpack
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
-                       depth_overflow_expected, quantised_dataset, tree_from_nodes)
+                       depth_overflow_expected, quantised_dataset, tree_budget, tree_from_nodes,
+                       tree_inputs)
 from sw.model import TrainingParameters, train_forest
 
 class ForestTestbench(StreamTestbench):
@@ -28,7 +29,6 @@ class ForestTestbench(StreamTestbench):
         self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits))
         self.nodes = self.sink("nodes", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout))
         self.cycle_log = []
-        self.stopped_forests = 0
 
     async def load(self, codes, labels):
         """Stream the dataset in, row by row, and wait until it is taken."""
@@ -97,13 +97,11 @@ class ForestTestbench(StreamTestbench):
         overflowing = self.overflowing_trees(codes, labels, params, seed, n_trees)
         depth = self.max_depth if overflowing else max(int(tree.depth.max()) for tree in expected)
         lists = 1 if params.feature_sampling == "tree" else n_features
-        per_tree = 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
-            -(-n_features // self.design["feature_lanes"]) + 3)
+        per_tree = tree_budget(n_rows, n_features, depth, lists, self.design["feature_lanes"])
         budget = 20 * n_features * n_rows + 5000 + per_tree * n_trees
         await self.pulse_start()
         # The trainer holds the configuration from start on: the inputs may change now.
-        for name in ("seed", "n_samples", "bootstrap", "features_per_node", "one_feature_per_tree",
-                     "depth_limited", "depth_limit", "min_samples_split", "min_samples_leaf"):
+        for name in ("seed", *tree_inputs(params)):
             signal = getattr(self.dut, name)
             signal.value = self.rng.getrandbits(len(signal))
         await self.wait_until_finished(budget, label)
@@ -114,7 +112,6 @@ class ForestTestbench(StreamTestbench):
         await RisingEdge(self.dut.clk)
         trees = self.trees_from_nodes(params.n_classes)
         if overflowing:
-            self.stopped_forests += 1
             assert flags == {"done": 0, "bad_config": 0, "dataset_error": 0, "tree_error": 1,
                              "start_while_busy": 0}, \
                 f"{label}: trees {overflowing} are too deep for the PEs, but the flags are {flags}"

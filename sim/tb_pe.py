@@ -19,7 +19,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_entry_layout
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
-                       quantised_dataset, tree_from_nodes)
+                       quantised_dataset, tree_budget, tree_from_nodes)
 from sw.model import TrainingParameters, presorted_order, train_tree
 
 class PETestbench(StreamTestbench):
@@ -120,8 +120,7 @@ class PETestbench(StreamTestbench):
 
     def budget(self, n_rows, n_features, depth, lists):
         """Generous cycles for one tree of this size (a hang shows as running past it)."""
-        return 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
-            -(-n_features // max(1, self.design["feature_lanes"])) + 3)
+        return tree_budget(n_rows, n_features, depth, lists, self.design["feature_lanes"])
 
     def dataset_params(self, n_rows, n_features, n_classes, thesis):
         """Thesis mode (16 draws, depth 4, one feature per tree) or forest mode (a full

@@ -14,8 +14,9 @@ from hw.pe import node_layout
 from sw.model import Tree, leaf_decision, train_tree
 from sim.streams import unpack
 
-__all__ = ["bits", "PECapacity", "depth_overflow_expected", "configure_tree_inputs", "tree_from_nodes",
-           "assert_trees_equal", "quantised_dataset", "dataset_beats"]
+__all__ = ["bits", "PECapacity", "tree_budget", "depth_overflow_expected", "tree_inputs",
+           "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal", "quantised_dataset",
+           "dataset_beats"]
 
 
 def bits(maximum):
@@ -42,6 +43,12 @@ class PECapacity:
             node_bits=max(1, (self.max_nodes - 1).bit_length()), feature_bits=self.feature_bits,
             code_bits=self.code_bits, classes=self.classes, count_bits=self.count_bits,
             position_bits=bits(self.max_inbag_rows), depth_bits=bits(self.max_depth))
+
+
+def tree_budget(n_rows, n_features, depth, lists, feature_lanes):
+    """Generous cycles for one tree of this size in a PE (a hang shows as running past it)."""
+    return 4000 + 8 * lists * n_rows + 60 * n_rows * (depth + 2) * (
+        -(-n_features // max(1, feature_lanes)) + 3)
 
 
 def depth_overflow_expected(codes, labels, params, seed, tree_index, max_depth):
