@@ -20,18 +20,16 @@ from cocotb.triggers import ClockCycles
 
 from sim.host import start_host
 from sim.runner import testbench_parameters
-from sim.streams import unpack
 
 
 async def _watch_tree_ends(host, finished, watch_cycles):
     """Append (cycle, trees finished so far) whenever another tree's last node has left."""
     seen = ends = 0
-    layout = host.capacity.node_layout
     while True:
         await ClockCycles(host.dut.clk, watch_cycles)
         received = host.trees.received
         for beat in received[seen:]:
-            ends += unpack(layout, beat["node"])["last"]
+            ends += beat["node"]["last"]
         seen = len(received)
         if not finished or finished[-1][1] != ends:
             if ends:

@@ -17,7 +17,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.forest import dataset_layout, forest_node_layout
 from hw.inference import InferenceGeometry
 from hw.system import IDENTIFIER, REGISTERS
-from sim.streams import StreamSink, StreamSource, unpack
+from sim.streams import StreamSink, StreamSource
 from sim.trees import PECapacity, bits, dataset_beats, tree_from_nodes, tree_inputs
 
 __all__ = ["HostDriver", "SystemError_", "start_host"]
@@ -158,7 +158,7 @@ class HostDriver:
                 f"{capacity.max_nodes} nodes; limit max_depth or build for more)")
         groups = {}
         for beat in self.trees.received:
-            groups.setdefault(beat["tree"], []).append(unpack(self.capacity.node_layout, beat["node"]))
+            groups.setdefault(beat["tree"], []).append(beat["node"])
         trees = [tree_from_nodes(groups[index], self.capacity, params.n_classes, f"tree {index}")
                  for index in range(n_trees)]
         return trees, await self.read("CYCLES"), await self.read("SORT_CYCLES")

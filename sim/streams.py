@@ -15,28 +15,47 @@ import random
 from collections import deque
 
 from amaranth.hdl import Shape
+from amaranth.lib import data
 from cocotb.triggers import ReadOnly, RisingEdge
 
 __all__ = ["pack", "unpack", "StreamSource", "StreamSink"]
 
 
 def pack(layout, fields):
-    """Flatten a dict of field values into the integer of a struct payload."""
+    """Flatten a dict of field values into the integer of a struct payload. A field whose
+    shape is itself a layout takes a dict (struct) or a list (array) of its fields, or its
+    packed integer."""
     value = 0
     for name, field in layout:
-        field_value = int(fields[name])
         width = Shape.cast(field.shape).width
+        if isinstance(field.shape, data.Layout) and isinstance(fields[name], (dict, list, tuple)):
+            value |= pack(field.shape, fields[name]) << field.offset
+            continue
+        field_value = int(fields[name])
         if not 0 <= field_value < (1 << width):
             raise ValueError(f"field {name!r} value {field_value} does not fit in {width} bits")
         value |= field_value << field.offset
     return value
 
 
+def _structured(shape):
+    """Whether a field is split further: a struct, or an array of structs (an array of
+    plain numbers, like class counts, stays one integer)."""
+    return isinstance(shape, data.StructLayout) or (
+        isinstance(shape, data.ArrayLayout) and isinstance(shape.elem_shape, data.Layout))
+
+
 def unpack(layout, value):
-    """Split the integer of a struct payload into a dict of field values."""
+    """Split the integer of a struct payload into a dict of field values (a struct field
+    into a dict of its own, an array of structs into a list of dicts)."""
     value = int(value)
-    return {name: (value >> field.offset) & ((1 << Shape.cast(field.shape).width) - 1)
-            for name, field in layout}
+    fields = {}
+    for name, field in layout:
+        bits = (value >> field.offset) & ((1 << Shape.cast(field.shape).width) - 1)
+        fields[name] = unpack(field.shape, bits) if _structured(field.shape) else bits
+    if isinstance(layout, data.ArrayLayout):
+        return [fields[index] for index in range(layout.length)]
+    return fields
 
 
 class StreamSource:

@@ -11,7 +11,6 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.forest import dataset_layout, forest_node_layout
-from sim.streams import unpack
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
                        depth_overflow_expected, quantised_dataset, tree_budget, tree_from_nodes,
@@ -74,7 +73,7 @@ class ForestTestbench(StreamTestbench):
             if tree != current:
                 assert tree not in groups, f"tree {tree}'s nodes are not together"
                 groups[tree], current = [], tree
-            groups[tree].append(unpack(self.capacity.node_layout, beat["node"]))
+            groups[tree].append(beat["node"])
         return {tree: tree_from_nodes(nodes, self.capacity, n_classes, f"tree {tree}")
                 for tree, nodes in groups.items()}
 
