@@ -28,7 +28,7 @@ DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
     "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
-                                     "tree_index_bits": 16}),
+                                     "tree_index_bits": 16, "lanes": 1}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

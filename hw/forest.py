@@ -14,14 +14,17 @@ Data path:
    nothing is written past the banks.
 2. **Presort** (on ``start``): every feature's codes stream through one
    :class:`hw.sorter.RadixSorter`; the sorted (row, code) pairs get their label and are
-   written to the presorted bank at ``feature * max_rows + position``. Once per dataset.
+   written to the presorted bank: one memory per PE feature lane, feature ``f`` at
+   position ``p`` in lane ``f % lanes`` at ``(f // lanes) * max_rows + p``, so the lanes
+   are read side by side. Once per dataset.
 3. **Training.** Tree jobs ``0 .. n_trees - 1`` go to whichever PE is free, lowest PE
    first; with none free, the next tree is queued behind the running tree of the lowest
    PE that can take one (``ProcessingElement.queue``, the serialised pipeline: it starts
    as soon as that PE's tree is written, and a thesis-mode tree with the sparse fill has
-   its prologue done while the tree before trains). Each PE has a list server that answers its list requests from the presorted
-   bank (one read port per PE), and the PEs' node streams are merged tree by tree onto
-   ``nodes`` (each node tagged with its tree index).
+   its prologue done while the tree before trains). Each PE has a list server that answers
+   its requests for a slot's lists (``lanes`` features side by side, a word per position)
+   from the presorted bank (one read port per PE), and the PEs' node streams are merged
+   tree by tree onto ``nodes`` (each node tagged with its tree index).
 """
 
 from amaranth.hdl import Cat, Module, Mux, ResetInserter, Signal
@@ -162,9 +165,19 @@ class ForestTrainer(wiring.Component):
         # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
         code_lookups = [(codes.read_port(), labels.read_port()) for _ in range(self.pe_count)]
         entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
-        m.submodules.presorted = presorted = Memory(shape=entry, depth=max_features * max_rows, init=[])
-        presorted_write = presorted.write_port()
-        presorted_reads = [presorted.read_port() for _ in pes]
+        lanes, lane_bits, slots = self._prototype.feature_lanes, self._prototype.lane_bits, self._prototype.slots
+        # One memory per lane (lane k holds the slots of features k, k + lanes, ...), read
+        # side by side at one address: a slot's lists at one position. An address past a
+        # short lane's slots reads anything, in a lane the PE ignores.
+        presorted_writes = []
+        presorted_reads = [[] for _ in pes]
+        for lane in range(lanes):
+            lane_slots = max(1, -(-(max_features - lane) // lanes))
+            memory = Memory(shape=entry, depth=lane_slots * max_rows, init=[])
+            m.submodules[f"presorted{lane}"] = memory
+            presorted_writes.append(memory.write_port())
+            for ports in presorted_reads:
+                ports.append(memory.read_port())
 
         # ------------------------------------------------------------ configuration
         n_rows = Signal.like(self.n_rows)
@@ -231,23 +244,22 @@ class ForestTrainer(wiring.Component):
         pending = Signal()
         pending_row = Signal(row_bits)
         pending_code = Signal(code_bits)
-        pending_address = Signal(range(max_features * max_rows + 1))
+        pending_address = Signal(range(slots * max_rows + 1))
+        pending_lane = Signal(range(lanes))
         m.d.sync += pending.eq(0)
 
         # ------------------------------------------------------------ list servers
         serve_address, serve_remaining, serve_staged, serve_last = [], [], [], []
-        for index, (pe, port) in enumerate(zip(pes, presorted_reads)):
-            address = Signal(range(max_features * max_rows + 1), name=f"serve{index}_address")
+        for index, (pe, ports) in enumerate(zip(pes, presorted_reads)):
+            address = Signal(range(slots * max_rows + 1), name=f"serve{index}_address")
             remaining = Signal(row_bits + 2, name=f"serve{index}_remaining")
             staged = Signal(name=f"serve{index}_staged")
             last = Signal(name=f"serve{index}_last")
             advance = ~staged | pe.presorted.ready
-            m.d.comb += [
-                port.addr.eq(address), port.en.eq(advance),
-                pe.presorted.valid.eq(staged), pe.presorted.p.row.eq(port.data.row),
-                pe.presorted.p.code.eq(port.data.code), pe.presorted.p.label.eq(port.data.label),
-                pe.presorted.p.last.eq(last),
-            ]
+            m.d.comb += [pe.presorted.valid.eq(staged), pe.presorted.p.last.eq(last)]
+            for lane, port in enumerate(ports):
+                m.d.comb += [port.addr.eq(address), port.en.eq(advance),
+                             pe.presorted.p.entries[lane].eq(port.data)]
             with m.If(advance):
                 m.d.sync += [staged.eq(remaining != 0), last.eq(remaining == 1)]
                 with m.If(remaining != 0):
@@ -256,7 +268,7 @@ class ForestTrainer(wiring.Component):
             with m.If((remaining == 0) & ~(staged & ~(last & pe.presorted.ready))):
                 m.d.comb += pe.list_requests.ready.eq(1)
                 with m.If(pe.list_requests.valid):
-                    m.d.sync += [address.eq(pe.list_requests.p.feature * max_rows),
+                    m.d.sync += [address.eq(pe.list_requests.p.slot * max_rows),
                                  remaining.eq(n_rows)]
             with m.If(begin):
                 m.d.sync += [remaining.eq(0), staged.eq(0)]
@@ -340,16 +352,17 @@ class ForestTrainer(wiring.Component):
                 with m.If(sorter.sorted.valid):
                     m.d.sync += [pending.eq(1), pending_row.eq(sorter.sorted.p.row),
                                  pending_code.eq(sorter.sorted.p.code),
-                                 pending_address.eq(out_feature * max_rows + out_position)]
+                                 pending_address.eq((out_feature >> lane_bits) * max_rows + out_position),
+                                 pending_lane.eq(out_feature[:lane_bits] if lane_bits else 0)]
                     with m.If(sorter.sorted.p.last):
                         m.d.sync += [out_position.eq(0), out_feature.eq(out_feature + 1)]
                     with m.Else():
                         m.d.sync += out_position.eq(out_position + 1)
                 with m.If(pending):
-                    m.d.comb += [presorted_write.addr.eq(pending_address), presorted_write.en.eq(1),
-                                 presorted_write.data.row.eq(pending_row),
-                                 presorted_write.data.code.eq(pending_code),
-                                 presorted_write.data.label.eq(label_read.data)]
+                    for lane, write in enumerate(presorted_writes):
+                        m.d.comb += [write.addr.eq(pending_address), write.en.eq(pending_lane == lane),
+                                     write.data.row.eq(pending_row), write.data.code.eq(pending_code),
+                                     write.data.label.eq(label_read.data)]
                 with m.If((out_feature == n_features) & ~pending):
                     m.next = "Train"
 

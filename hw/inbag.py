@@ -6,9 +6,14 @@ multiplicities as integer weights; without bootstrap every row has weight 1. Eac
 in-bag list is its presorted order with the rows of weight 0 left out, each row carrying
 its weight. This block does both: the weights live in one memory, and every presorted list
 streamed in comes out filtered and weighted, so no tree ever sorts.
+
+The lists come ``lanes`` at a time: one word carries the entries at the same sorted
+position of up to ``lanes`` lists (one per feature lane of a processing element), each
+filtered on its own (the weight memory has one read port per lane), so a PE fills
+``lanes`` lists in the cycles one took.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -16,17 +21,27 @@ from amaranth.lib.wiring import In, Out
 from hw.checks import check_integer, refuse_construction
 from hw.rng import TreeRandom, draw_layout, request_layout
 
-__all__ = ["InBagBuilder", "presorted_layout", "inbag_layout"]
+__all__ = ["InBagBuilder", "presorted_layout", "inbag_layout", "inbag_word_layout"]
 
 
-def presorted_layout(code_bits, row_bits):
-    """Payload of a presorted list: row index and code, ascending codes; ``last`` on the final row."""
-    return data.StructLayout({"row": row_bits, "code": code_bits, "last": 1})
+def presorted_layout(code_bits, row_bits, lanes=1):
+    """One word of presorted lists: the (row, code) at one sorted position of ``lanes``
+    lists (ascending codes in each), ``last`` on the final position."""
+    entry = data.StructLayout({"row": row_bits, "code": code_bits})
+    return data.StructLayout({"entries": data.ArrayLayout(entry, lanes), "last": 1})
 
 
 def inbag_layout(code_bits, row_bits, weight_bits):
-    """Payload of an in-bag list: the in-bag rows of a presorted list with their weights."""
+    """One entry of an in-bag list: an in-bag row of a presorted list with its weight,
+    ``last`` on the list's final in-bag row."""
     return data.StructLayout({"row": row_bits, "code": code_bits, "weight": weight_bits, "last": 1})
+
+
+def inbag_word_layout(code_bits, row_bits, weight_bits, lanes=1):
+    """One word of in-bag lists: per lane an entry, valid where its ``present`` bit is set."""
+    return data.StructLayout({"entries": data.ArrayLayout(inbag_layout(code_bits, row_bits, weight_bits),
+                                                          lanes),
+                              "present": lanes})
 
 
 #: Width of the tree generation tag kept with every weight.
@@ -46,9 +61,11 @@ class InBagBuilder(wiring.Component):
     On ``start``: the configuration is checked (``bad_config`` and nothing else happens
     when it is out of range); ``n_samples`` rows are drawn (about 1.4 cycles per draw, one
     per cycle for a power-of-two ``n_rows``) and counted; then
-    ``weights_ready`` rises and every list on ``presorted`` comes out on ``inbag``, one row
-    per cycle, in the same order, with weight-0 rows dropped. ``last`` marks the final
-    in-bag row of each list (the number of distinct in-bag rows is counted while drawing).
+    ``weights_ready`` rises and every word on ``presorted`` (``lanes`` lists side by side)
+    comes out on ``inbag``, one word per cycle, in the same order: per lane, the entry is
+    ``present`` if the lane is in ``lane_mask`` (sampled with the word) and its row is in
+    the bag; a word with no entry present is dropped. ``last`` marks the final in-bag row
+    of each lane's list (the number of distinct in-bag rows is counted while drawing).
 
     No tree clears the weights: each weight is stored with the 8-bit *generation* of the
     tree that wrote it, and a weight of another generation reads as 0. Only the first tree
@@ -69,6 +86,8 @@ class InBagBuilder(wiring.Component):
     draw_bound_bits : int or None
         Width of the generator's bounds; ``None`` for what the bootstrap needs
         (``row_bits + 1``). A processing element that also draws features passes more.
+    lanes : int
+        Lists filtered side by side (1 to 64): read ports on the weight memory.
 
     Members
     -------
@@ -76,8 +95,12 @@ class InBagBuilder(wiring.Component):
         The tree's configuration, sampled on ``start`` and held until the next one.
     start : In(1)
         Begin a new tree.
-    presorted : In(stream.Signature(presorted_layout(code_bits, row_bits)))
-    inbag : Out(stream.Signature(inbag_layout(code_bits, row_bits, weight_bits)))
+    presorted : In(stream.Signature(presorted_layout(code_bits, row_bits, lanes)))
+    lane_mask : In(lanes)
+        The lanes of the word on ``presorted`` that carry a list (the others are ignored).
+    inbag : Out(stream.Signature(inbag_word_layout(code_bits, row_bits, weight_bits, lanes)))
+    filtering : Out(1)
+        A word taken from ``presorted`` has not yet gone out on ``inbag`` (or been dropped).
     weights_ready : Out(1)
         The bootstrap is drawn; lists can flow.
     inbag_rows : Out(row_bits + 1)
@@ -97,8 +120,9 @@ class InBagBuilder(wiring.Component):
     """
 
     def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, tree_index_bits=16,
-                 draw_bound_bits=None):
+                 draw_bound_bits=None, lanes=1):
         try:
+            check_integer("lanes", lanes, 1, 64)
             check_integer("max_rows", max_rows, 2, 1 << 20)
             check_integer("max_samples", max_samples, 1, 1 << 20)
             check_integer("code_bits", code_bits, 1, 32)
@@ -111,6 +135,7 @@ class InBagBuilder(wiring.Component):
             refuse_construction(self)
             raise
         self.draw_bound_bits = draw_bound_bits
+        self.lanes = lanes
         self.max_rows = max_rows
         self.max_samples = max_samples
         self.code_bits = code_bits
@@ -124,8 +149,11 @@ class InBagBuilder(wiring.Component):
             "n_samples": In(self.weight_bits),
             "bootstrap": In(1),
             "start": In(1),
-            "presorted": In(stream.Signature(presorted_layout(code_bits, self.row_bits))),
-            "inbag": Out(stream.Signature(inbag_layout(code_bits, self.row_bits, self.weight_bits))),
+            "presorted": In(stream.Signature(presorted_layout(code_bits, self.row_bits, lanes))),
+            "lane_mask": In(lanes),
+            "inbag": Out(stream.Signature(inbag_word_layout(code_bits, self.row_bits, self.weight_bits,
+                                                            lanes))),
+            "filtering": Out(1),
             "weights_ready": Out(1),
             "inbag_rows": Out(self.row_bits + 1),
             "bad_config": Out(1),
@@ -142,21 +170,27 @@ class InBagBuilder(wiring.Component):
         tagged = data.StructLayout({"generation": GENERATION_BITS, "weight": self.weight_bits})
         m.submodules.weights = weights = Memory(shape=tagged, depth=self.max_rows, init=[])
         weight_write = weights.write_port()
-        # Transparent: a row drawn twice in a row sees its first increment.
+        # Transparent: a row drawn twice in a row sees its first increment. The other lanes'
+        # ports only serve the list filter.
         weight_read = weights.read_port(transparent_for=(weight_write,))
+        lane_reads = [weight_read] + [weights.read_port() for _ in range(1, self.lanes)]
 
         n_rows = Signal.like(self.n_rows)
         n_samples = Signal.like(self.n_samples)
         bootstrap = Signal()
         generation = Signal(GENERATION_BITS)        # 0 after reset: the tags must be cleared
+
+        def this_tree(port):
+            """The weight read on ``port`` if this tree wrote it, else 0."""
+            return Mux(port.data.generation == generation, port.data.weight, 0)
+
         current_weight = Signal(self.weight_bits)   # the read weight if it is this tree's
-        m.d.comb += current_weight.eq(Mux(weight_read.data.generation == generation,
-                                          weight_read.data.weight, 0))
+        m.d.comb += current_weight.eq(this_tree(weight_read))
         index = Signal(max(self.row_bits, self.weight_bits) + 1)    # rows cleared / draws asked
         draws_counted = Signal(self.weight_bits + 1)
         pending = Signal()                                          # a draw read last cycle
         pending_row = Signal(self.row_bits)
-        emitted = Signal(self.row_bits + 1)
+        emitted = [Signal(self.row_bits + 1, name=f"emitted{lane}") for lane in range(self.lanes)]
         m.d.sync += pending.eq(0)
 
         m.d.comb += [random.seed.eq(self.seed), random.tree_index.eq(self.tree_index),
@@ -164,13 +198,15 @@ class InBagBuilder(wiring.Component):
         # After the bootstrap the generator serves the outside (node feature draws).
         m.d.comb += self.draws.p.eq(random.draws.p)
 
-        # Filtering pipeline: stage 1 holds the row whose weight is being read; the read
-        # port only moves when stage 1 does, so the weight holds still under back-pressure.
+        # Filtering pipeline: stage 1 holds the word whose weights are being read; the read
+        # ports only move when stage 1 does, so the weights hold still under back-pressure.
         stage1_valid = Signal()
-        stage1 = Signal(presorted_layout(self.code_bits, self.row_bits))
+        stage1 = Signal(presorted_layout(self.code_bits, self.row_bits, self.lanes))
+        stage1_mask = Signal(self.lanes)
         output_valid = Signal()
-        output = Signal(inbag_layout(self.code_bits, self.row_bits, self.weight_bits))
-        m.d.comb += [self.inbag.valid.eq(output_valid), self.inbag.payload.eq(output)]
+        output = Signal(inbag_word_layout(self.code_bits, self.row_bits, self.weight_bits, self.lanes))
+        m.d.comb += [self.inbag.valid.eq(output_valid), self.inbag.payload.eq(output),
+                     self.filtering.eq(stage1_valid | output_valid)]
         with m.If(self.inbag.ready):
             m.d.sync += output_valid.eq(0)
 
@@ -212,31 +248,34 @@ class InBagBuilder(wiring.Component):
                     self.draws.valid.eq(random.draws.valid),
                     random.draws.ready.eq(self.draws.ready),
                 ]
-                weight = Mux(bootstrap, current_weight, 1)
+                weights = [Mux(bootstrap, this_tree(port), 1) for port in lane_reads]
+                keep = Cat(stage1_mask[lane] & (weights[lane] != 0) for lane in range(self.lanes))
                 output_free = ~output_valid | self.inbag.ready
-                stage1_moves = stage1_valid & ((weight == 0) | output_free)
+                stage1_moves = stage1_valid & (~keep.any() | output_free)
                 advance = ~stage1_valid | stage1_moves
-                m.d.comb += [self.presorted.ready.eq(advance),
-                             weight_read.addr.eq(self.presorted.p.row), weight_read.en.eq(advance)]
+                m.d.comb += self.presorted.ready.eq(advance)
+                for lane, port in enumerate(lane_reads):
+                    m.d.comb += [port.addr.eq(self.presorted.p.entries[lane].row), port.en.eq(advance)]
                 with m.If(advance):
-                    m.d.sync += [stage1_valid.eq(self.presorted.valid), stage1.eq(self.presorted.p)]
-                with m.If(stage1_moves & (weight != 0)):
-                    is_last = emitted == self.inbag_rows - 1
-                    m.d.sync += [
-                        output_valid.eq(1),
-                        output.row.eq(stage1.row), output.code.eq(stage1.code),
-                        output.weight.eq(weight), output.last.eq(is_last),
-                        emitted.eq(emitted + 1),
-                    ]
-                    with m.If(is_last):
-                        m.d.sync += emitted.eq(0)
+                    m.d.sync += [stage1_valid.eq(self.presorted.valid), stage1.eq(self.presorted.p),
+                                 stage1_mask.eq(self.lane_mask)]
+                with m.If(stage1_moves & keep.any()):
+                    m.d.sync += [output_valid.eq(1), output.present.eq(keep)]
+                    for lane in range(self.lanes):
+                        is_last = emitted[lane] == self.inbag_rows - 1
+                        entry = output.entries[lane]
+                        m.d.sync += [entry.row.eq(stage1.entries[lane].row),
+                                     entry.code.eq(stage1.entries[lane].code),
+                                     entry.weight.eq(weights[lane]), entry.last.eq(is_last)]
+                        with m.If(keep[lane]):
+                            m.d.sync += emitted[lane].eq(Mux(is_last, 0, emitted[lane] + 1))
 
         # A start (re)begins a tree from any state, after checking the configuration.
         config_bad = ((self.n_rows == 0) | (self.n_rows > self.max_rows) |
                       (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))))
         with m.If(self.start):
             m.d.sync += [self.bad_config.eq(config_bad), stage1_valid.eq(0), output_valid.eq(0),
-                         emitted.eq(0), draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
+                         [count.eq(0) for count in emitted], draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
             with m.If(config_bad):
                 m.d.sync += phase.eq(_Phase.IDLE)
             with m.Else():

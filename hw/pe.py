@@ -37,18 +37,22 @@ from hw.inbag import InBagBuilder
 from hw.lane import FeatureLane, LaneCommand
 from hw.partition import decision_layout
 
-__all__ = ["ProcessingElement", "list_request_layout", "presorted_entry_layout", "node_layout",
+__all__ = ["ProcessingElement", "list_request_layout", "presorted_word_layout", "node_layout",
            "code_request_layout", "code_answer_layout"]
 
 
-def list_request_layout(feature_bits):
-    """The PE asks for the presorted list of one feature."""
-    return data.StructLayout({"feature": feature_bits})
+def list_request_layout(slot_bits):
+    """The PE asks for the presorted lists of one slot: features ``slot * lanes`` to
+    ``slot * lanes + lanes - 1``, side by side."""
+    return data.StructLayout({"slot": slot_bits})
 
 
-def presorted_entry_layout(row_bits, code_bits, label_bits):
-    """One entry of a requested presorted list (ascending codes, ``last`` on the final row)."""
-    return data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits, "last": 1})
+def presorted_word_layout(lanes, row_bits, code_bits, label_bits):
+    """One word of a requested slot: per lane the entry at one sorted position of that
+    lane's feature (ascending codes), ``last`` on the final position. Lanes past the
+    dataset's features carry anything."""
+    entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
+    return data.StructLayout({"entries": data.ArrayLayout(entry, lanes), "last": 1})
 
 
 def code_request_layout(feature_bits, row_bits):
@@ -147,9 +151,12 @@ class ProcessingElement(wiring.Component):
         Cycles from ``start`` (or from the previous tree's end, for a queued tree) to the
         end of the tree (or the error).
     list_requests : Out(stream.Signature(list_request_layout(...)))
-        Features whose presorted lists the PE wants, in the order it will read them.
-    presorted : In(stream.Signature(presorted_entry_layout(...)))
-        The requested lists, back to back, ``n_rows`` entries each.
+        Slots whose presorted lists the PE wants, in the order it will read them: every
+        slot in forest mode, the tree's feature's slot in thesis mode.
+    presorted : In(stream.Signature(presorted_word_layout(...)))
+        The requested slots, back to back, ``n_rows`` words each (one word carries the
+        slot's ``feature_lanes`` lists at one position, so a forest-mode tree's lists are
+        filled in ``ceil(n_features / feature_lanes) * n_rows`` cycles).
     nodes : Out(stream.Signature(node_layout(...)))
         The trained tree, node 0 first, ``last`` on the final node.
     code_requests : Out(stream.Signature(code_request_layout(...)))
@@ -199,6 +206,7 @@ class ProcessingElement(wiring.Component):
 
         self.lane_bits = (feature_lanes - 1).bit_length()
         self.slots = -(-max_features // feature_lanes)
+        self.slot_bits = max(1, (self.slots - 1).bit_length())
         self.row_bits = (max_rows - 1).bit_length()
         self.weight_bits = max_samples.bit_length()
         self.label_bits = max(1, (classes - 1).bit_length())
@@ -235,9 +243,9 @@ class ProcessingElement(wiring.Component):
             "node_overflow": Out(1),
             "depth_overflow": Out(1),
             "cycles": Out(32),
-            "list_requests": Out(stream.Signature(list_request_layout(self.feature_bits))),
-            "presorted": In(stream.Signature(presorted_entry_layout(self.row_bits, code_bits,
-                                                                    self.label_bits))),
+            "list_requests": Out(stream.Signature(list_request_layout(self.slot_bits))),
+            "presorted": In(stream.Signature(presorted_word_layout(feature_lanes, self.row_bits, code_bits,
+                                                                   self.label_bits))),
             "nodes": Out(stream.Signature(self.node_layout)),
             "code_requests": Out(stream.Signature(code_request_layout(self.feature_bits, self.row_bits))),
             "codes": In(stream.Signature(code_answer_layout(code_bits, self.label_bits))),
@@ -253,7 +261,7 @@ class ProcessingElement(wiring.Component):
         inbag = InBagBuilder(
             max_rows=self.max_rows, max_samples=self.max_samples,
             code_bits=code_bits + self.label_bits, tree_index_bits=self.tree_index_bits,
-            draw_bound_bits=max(self.row_bits + 1, _bits(self.max_features)))
+            draw_bound_bits=max(self.row_bits + 1, _bits(self.max_features)), lanes=lanes_n)
         # A start while busy resets the in-bag builder whole (a draw in flight, a half-done
         # clearing pass, a list half filtered), so nothing of an abandoned tree reaches the
         # next one; that reset forces a fresh clearing pass. A start after a finished tree
@@ -363,11 +371,13 @@ class ProcessingElement(wiring.Component):
         prologue_bad = Signal()
         prologue_feature = Signal(self.feature_bits)
         m.d.sync += start_prologue.eq(0)
-        lists_needed = Signal(_bits(self.max_features))
+        lists_needed = Signal(_bits(self.slots))        # slots of lists to fill
         lists_requested = Signal.like(lists_needed)
-        lists_filled = Signal.like(lists_needed)
-        lists_received = Signal.like(lists_needed)     # presorted lists taken up to their last row
-        fill_position = Signal(self.position_bits)
+        lists_received = Signal.like(lists_needed)     # slots taken up to their last position
+        # Per lane, where its next in-bag entry goes (slot, position).
+        fill_slots = [Signal(range(self.slots), name=f"fill{index}_slot") for index in range(lanes_n)]
+        fill_positions = [Signal(self.position_bits, name=f"fill{index}_position")
+                          for index in range(lanes_n)]
         input_position = Signal(self.row_bits + 1)
         clear_index = Signal(_bits(self.max_features))
         root_counts = Signal(counts_layout)
@@ -457,17 +467,34 @@ class ProcessingElement(wiring.Component):
             inbag.n_rows.eq(Mux(inbag_for_queued, queued_config.n_rows, n_rows)),
             inbag.n_samples.eq(Mux(inbag_for_queued, queued_config.n_samples, n_samples)),
             inbag.bootstrap.eq(Mux(inbag_for_queued, queued_config.bootstrap, bootstrap)),
-            inbag.presorted.p.row.eq(self.presorted.p.row),
-            inbag.presorted.p.code.eq(Cat(self.presorted.p.code, self.presorted.p.label)),
             inbag.presorted.p.last.eq(self.presorted.p.last),
         ]
-        fill_feature = Mux(thesis, 0, lists_filled)
-        fill_lane = fill_feature[:lane_bits] if lane_bits else Const(0)
-        fill_slot = fill_feature >> lane_bits
-        inbag_entry = inbag.inbag.p
+        # The lanes of the arriving word that carry a list: in forest mode the slot's
+        # features below n_features, in thesis mode the tree's feature alone.
+        tree_lane = tree_feature[:lane_bits] if lane_bits else Const(0)
+        for index in range(lanes_n):
+            entry = self.presorted.p.entries[index]
+            m.d.comb += [inbag.presorted.p.entries[index].row.eq(entry.row),
+                         inbag.presorted.p.entries[index].code.eq(Cat(entry.code, entry.label)),
+                         inbag.lane_mask[index].eq(Mux(thesis, tree_lane == index,
+                                                       (lists_received << lane_bits) + index < n_features))]
+        # In-bag entries to the lanes: lane i takes entry i (forest mode); in thesis mode
+        # lane 0 takes the tree's feature's entry, into slot 0.
+        inbag_word = inbag.inbag.p
+        fill_entries = [Signal(inbag.inbag.p.entries[0].shape(), name=f"fill{index}_entry")
+                        for index in range(lanes_n)]
+        fill_present = Signal(lanes_n)
         for index, lane in enumerate(lanes):
-            m.d.comb += [lane.fill_address.eq(fill_slot * self.max_inbag_rows + fill_position),
-                         lane.fill_entry.eq(inbag_entry)]
+            if index == 0:
+                m.d.comb += [fill_entries[0].eq(Mux(thesis, inbag_word.entries[tree_lane],
+                                                    inbag_word.entries[0])),
+                             fill_present[0].eq(Mux(thesis, inbag_word.present.bit_select(tree_lane, 1),
+                                                    inbag_word.present[0]))]
+            else:
+                m.d.comb += [fill_entries[index].eq(inbag_word.entries[index]),
+                             fill_present[index].eq(~thesis & inbag_word.present[index])]
+            m.d.comb += [lane.fill_address.eq(fill_slots[index] * self.max_inbag_rows + fill_positions[index]),
+                         lane.fill_entry.eq(fill_entries[index])]
 
         # ---------------------------------------------------------------- node records
         left_counts = best_split.left_counts
@@ -711,15 +738,16 @@ class ProcessingElement(wiring.Component):
             with m.State("Draw the bootstrap"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(inbag.weights_ready):
-                    m.d.sync += [lists_requested.eq(0), lists_filled.eq(0), lists_received.eq(0),
-                                 fill_position.eq(0),
+                    m.d.sync += [lists_requested.eq(0), lists_received.eq(0),
+                                 [slot.eq(0) for slot in fill_slots],
+                                 [position.eq(0) for position in fill_positions],
                                  input_position.eq(0), clear_index.eq(0), root_counts.eq(0),
                                  draw_asked.eq(0)]
                     with m.If(thesis):
                         m.d.sync += lists_needed.eq(1)
                         m.next = "Draw the tree's feature"
                     with m.Else():
-                        m.d.sync += lists_needed.eq(n_features)
+                        m.d.sync += lists_needed.eq((n_features + (lanes_n - 1)) >> lane_bits)
                         m.next = "Fill the lists"
                 on_start()
 
@@ -752,7 +780,7 @@ class ProcessingElement(wiring.Component):
                 m.d.comb += [
                     self.busy.eq(1),
                     self.list_requests.valid.eq(lists_requested < lists_needed),
-                    self.list_requests.p.feature.eq(Mux(thesis, tree_feature, lists_requested)),
+                    self.list_requests.p.slot.eq(Mux(thesis, tree_feature >> lane_bits, lists_requested)),
                     inbag.presorted.valid.eq(self.presorted.valid),
                     self.presorted.ready.eq(inbag.presorted.ready),
                     inbag.inbag.ready.eq(1),
@@ -766,7 +794,11 @@ class ProcessingElement(wiring.Component):
                     m.d.sync += input_position.eq(Mux(at_end, 0, input_position + 1))
                     with m.If(at_end):
                         m.d.sync += lists_received.eq(lists_received + 1)
-                    bad_label = (self.presorted.p.label >= classes) if classes < (1 << self.label_bits) else Const(0)
+                    if classes < (1 << self.label_bits):
+                        bad_label = Cat(inbag.lane_mask[index] & (self.presorted.p.entries[index].label >= classes)
+                                        for index in range(lanes_n)).any()
+                    else:
+                        bad_label = Const(0)
                     m.d.comb += input_bad.eq((self.presorted.p.last != at_end) | bad_label)
                 # The permutation memory of the feature draws is cleared on the way.
                 with m.If(clear_index < n_features):
@@ -775,18 +807,22 @@ class ProcessingElement(wiring.Component):
                     m.d.sync += clear_index.eq(clear_index + 1)
                 with m.If(inbag.inbag.valid):
                     for index, lane in enumerate(lanes):
-                        m.d.comb += lane.fill_enable.eq(fill_lane == index)
-                    m.d.sync += fill_position.eq(fill_position + 1)
-                    with m.If(lists_filled == 0):
-                        label = inbag_entry.code[code_bits:]
-                        m.d.sync += root_counts[label].eq(root_counts[label] + inbag_entry.weight)
-                    with m.If(inbag_entry.last):
-                        m.d.sync += [lists_filled.eq(lists_filled + 1), fill_position.eq(0)]
+                        with m.If(fill_present[index]):
+                            m.d.comb += lane.fill_enable.eq(1)
+                            with m.If(fill_entries[index].last):
+                                m.d.sync += [fill_slots[index].eq(fill_slots[index] + 1),
+                                             fill_positions[index].eq(0)]
+                            with m.Else():
+                                m.d.sync += fill_positions[index].eq(fill_positions[index] + 1)
+                    # The root's class counts from the first list (feature 0, or the tree's).
+                    with m.If(fill_present[0] & (fill_slots[0] == 0)):
+                        label = fill_entries[0].code[code_bits:]
+                        m.d.sync += root_counts[label].eq(root_counts[label] + fill_entries[0].weight)
                 with m.If(input_bad):
                     abort(self.bad_input)
-                # Done when every in-bag list is written and every presorted list was taken
-                # to its end (rows of weight 0 may follow the last in-bag row).
-                with m.Elif((lists_filled == lists_needed) & (lists_received == lists_needed) &
+                # Done when every slot was taken to its end and the filter has written its
+                # last in-bag entries (rows of weight 0 may follow the last in-bag row).
+                with m.Elif((lists_received == lists_needed) & ~inbag.filtering &
                             (clear_index >= n_features)):
                     m.next = "Write the root"
                 on_start()

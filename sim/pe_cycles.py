@@ -9,10 +9,11 @@ stream and the lists served as soon as they are requested, and writes a table of
 measured cycles beside the analytical model of ``docs/gateware.md``:
 
     model = start-up + 3 * inbag * depth * ceil(features / lanes)
-    start-up = n_samples (draws) + lists * n_rows (lists filtered)
+    start-up = n_samples (draws) + lists * n_rows (lists filtered, lanes at a time)
              = n_samples (draws) + 3 * inbag (sparse fill: thesis mode, <= 32 draws)
 
-where ``lists`` is the number of features whose lists are filled (1 in thesis mode).
+where ``lists`` is the number of slots whose lists are filled, ``lanes`` lists side by
+side: ``ceil(features / lanes)`` in forest mode, 1 in thesis mode.
 
 Per dataset and mode, ``--trees`` trees are first trained one at a time (each started from
 idle: its ``cycles`` is the latency), then the same trees back to back, each queued while

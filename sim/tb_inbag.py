@@ -1,14 +1,16 @@
 """cocotb testbench of ``hw.inbag.InBagBuilder``: bootstrap weights and in-bag lists.
 
-Reference: the golden model's ``bootstrap_weights`` and ``inbag_lists``. Settings (from
-the runner): ``random_trees``, ``idle_probability``, ``stall_probability``.
+Reference: the golden model's ``bootstrap_weights`` and ``inbag_lists``. Lists go in
+``lanes`` side by side (one word per position), each word's lanes masked by a random
+``lane_mask`` (the masked-out lanes carry random entries that must not come out). Settings
+(from the runner): ``random_trees``, ``idle_probability``, ``stall_probability``.
 """
 
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from hw.inbag import inbag_layout, presorted_layout
+from hw.inbag import inbag_word_layout, presorted_layout
 from sim.testbench import StreamTestbench
 from sw.model import bootstrap_weights, inbag_lists, presorted_order
 from sw.rng import TreeRandom
@@ -30,11 +32,12 @@ class InBagTestbench(StreamTestbench):
         self.max_rows, self.max_samples = self.design["max_rows"], self.design["max_samples"]
         self.code_bits = self.design["code_bits"]
         self.tree_index_bits = self.design["tree_index_bits"]
+        self.lanes = self.design.get("lanes", 1)
         row_bits = (self.max_rows - 1).bit_length()
         weight_bits = self.max_samples.bit_length()
-        self.presorted = self.source("presorted", presorted_layout(self.code_bits, row_bits))
-        self.inbag = self.sink("inbag", inbag_layout(self.code_bits, row_bits, weight_bits))
-        for name in ("start", "seed", "tree_index", "n_rows", "n_samples", "bootstrap"):
+        self.presorted = self.source("presorted", presorted_layout(self.code_bits, row_bits, self.lanes))
+        self.inbag = self.sink("inbag", inbag_word_layout(self.code_bits, row_bits, weight_bits, self.lanes))
+        for name in ("start", "seed", "tree_index", "n_rows", "n_samples", "bootstrap", "lane_mask"):
             getattr(dut, name).value = 0
 
     async def start(self, seed, tree_index, n_rows, n_samples, bootstrap):
@@ -54,24 +57,37 @@ class InBagTestbench(StreamTestbench):
             await RisingEdge(self.dut.clk)
         raise AssertionError(f"weights not ready within {budget} cycles")
 
-    async def filter_list(self, codes, label):
-        """Stream one presorted list through and return the in-bag entries."""
+    def send_lists(self, lane_codes):
+        """Queue the words of ``lane_codes`` (lane -> codes of one feature, None for a lane
+        without a list: random entries) and set ``lane_mask`` to the lanes with a list."""
+        n_rows = len(next(codes for codes in lane_codes if codes is not None))
+        orders = [None if codes is None else np.argsort(codes, kind="stable") for codes in lane_codes]
+        top = (1 << self.code_bits) - 1
+        for position in range(n_rows):
+            entries = [{"row": self.rng.randrange(self.max_rows), "code": self.rng.randint(0, top)}
+                       if order is None else {"row": int(order[position]), "code": int(codes[order[position]])}
+                       for codes, order in zip(lane_codes, orders)]
+            self.presorted.send({"entries": entries, "last": int(position == n_rows - 1)})
+        self.dut.lane_mask.value = sum(1 << lane for lane, codes in enumerate(lane_codes) if codes is not None)
+
+    async def filter_lists(self, lane_codes, label):
+        """Stream the lists of ``lane_codes`` through; return each lane's in-bag entries."""
         self.inbag.clear()
-        order = np.argsort(codes, kind="stable")
-        for position, row in enumerate(order):
-            self.presorted.send({"row": int(row), "code": int(codes[row]),
-                                 "last": int(position == len(order) - 1)})
-        for _ in range(20 * len(codes) + 100):
-            # Done when the last in-bag row is out and every input row was taken (rows
-            # of weight 0 after the last in-bag row are still consumed).
-            if self.inbag.received and self.inbag.received[-1]["last"] and self.presorted.idle:
+        self.send_lists(lane_codes)
+        for _ in range(20 * len(next(c for c in lane_codes if c is not None)) + 100):
+            # Done when every input word was taken and the filter holds nothing more.
+            await ReadOnly()
+            if self.presorted.idle and not int(self.dut.filtering.value):
                 break
             await RisingEdge(self.dut.clk)
         else:
-            raise AssertionError(f"{label}: the in-bag list never ended")
+            raise AssertionError(f"{label}: the in-bag lists never ended")
         for _ in range(3):                      # nothing may follow the last entry
             await RisingEdge(self.dut.clk)
-        return [(e["row"], e["code"], e["weight"]) for e in self.inbag.received]
+        return [[(entry["row"], entry["code"], entry["weight"], entry["last"])
+                 for word in self.inbag.received if (word["present"] >> lane) & 1
+                 for entry in [word["entries"][lane]]]
+                for lane in range(self.lanes)]
 
     async def check_tree(self, seed, tree_index, n_rows, n_samples, bootstrap, features, label):
         await self.start(seed, tree_index, n_rows, n_samples, bootstrap)
@@ -82,17 +98,27 @@ class InBagTestbench(StreamTestbench):
         assert int(self.dut.inbag_rows.value) == int(np.count_nonzero(weights)), f"{label}: in-bag count"
         await RisingEdge(self.dut.clk)
         top = (1 << self.code_bits) - 1
-        for feature in range(features):
+
+        def random_codes():
             kind = self.rng.randrange(3)
             if kind == 0:
-                codes = np.array([self.rng.randint(0, top) for _ in range(n_rows)])
-            elif kind == 1:
-                codes = np.full(n_rows, self.rng.randint(0, top))
-            else:
-                codes = np.array([self.rng.randrange(3) for _ in range(n_rows)])
-            got = await self.filter_list(codes, f"{label} feature {feature}")
-            expected = reference_inbag(codes, weights)
-            assert got == expected, f"{label} feature {feature}: got {got[:8]}..., expected {expected[:8]}..."
+                return np.array([self.rng.randint(0, top) for _ in range(n_rows)])
+            if kind == 1:
+                return np.full(n_rows, self.rng.randint(0, top))
+            return np.array([self.rng.randrange(3) for _ in range(n_rows)])
+
+        for word_list in range(features):
+            # Every lane, or a random non-empty subset (the last slot of a PE, thesis mode).
+            used = set(range(self.lanes)) if self.rng.random() < 0.5 else \
+                set(self.rng.sample(range(self.lanes), self.rng.randint(1, self.lanes)))
+            lane_codes = [random_codes() if lane in used else None for lane in range(self.lanes)]
+            got = await self.filter_lists(lane_codes, f"{label} lists {word_list}")
+            for lane, codes in enumerate(lane_codes):
+                reference = [] if codes is None else reference_inbag(codes, weights)
+                expected = [entry + (int(position == len(reference) - 1),)
+                            for position, entry in enumerate(reference)]
+                assert got[lane] == expected, \
+                    f"{label} lists {word_list} lane {lane}: got {got[lane][:8]}..., expected {expected[:8]}..."
 
     def random_tree(self):
         n_rows = self.rng.choice([1, 2, self.max_rows, self.rng.randint(1, self.max_rows)])
@@ -153,11 +179,8 @@ async def reset_in_the_middle_then_again(dut):
     for case in range(6):
         seed, tree_index, n_rows, n_samples, bootstrap = tb.random_tree()
         await tb.start(seed, tree_index, n_rows, n_samples, bootstrap)
-        codes = np.array([tb.rng.randrange(50) for _ in range(n_rows)])
-        order = np.argsort(codes, kind="stable")
-        for position, row in enumerate(order):
-            tb.presorted.send({"row": int(row), "code": int(codes[row]),
-                               "last": int(position == n_rows - 1)})
+        tb.send_lists([np.array([tb.rng.randrange(50) for _ in range(n_rows)])
+                       for _ in range(tb.lanes)])
         await ClockCycles(dut.clk, tb.rng.randint(1, n_rows + 2 * n_samples + 40))
         await tb.reset()
         await tb.check_tree(*tb.random_tree(), features=1, label=f"after reset {case}")

@@ -16,7 +16,7 @@ import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_entry_layout
+from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_word_layout
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
                        quantised_dataset, tree_budget, tree_from_nodes)
@@ -29,9 +29,10 @@ class PETestbench(StreamTestbench):
         for name in ("max_rows", "max_samples", "max_inbag_rows", "max_features", "classes",
                      "code_bits", "max_depth", "max_nodes", "label_bits", "count_bits"):
             setattr(self, name, getattr(capacity, name))
-        self.requests = self.sink("list_requests", list_request_layout(capacity.feature_bits))
-        self.presorted = self.source("presorted", presorted_entry_layout(capacity.row_bits, self.code_bits,
-                                                                          self.label_bits))
+        self.lanes = capacity.feature_lanes
+        self.requests = self.sink("list_requests", list_request_layout(capacity.slot_bits))
+        self.presorted = self.source("presorted", presorted_word_layout(self.lanes, capacity.row_bits,
+                                                                         self.code_bits, self.label_bits))
         self.nodes = self.sink("nodes", capacity.node_layout)
         self.last_bit = capacity.node_layout["last"].offset
         self.code_requests = self.sink("code_requests", code_request_layout(capacity.feature_bits,
@@ -52,20 +53,33 @@ class PETestbench(StreamTestbench):
         self.looked_up = 0
 
     async def serve_lists(self):
-        """Answer every list request with that feature's presorted list, and every code
-        look-up with the code and label of that (feature, row)."""
+        """Answer every list request with that slot's presorted lists side by side (a word
+        per position; lanes past the features carry random entries, which the PE must
+        ignore), and every code look-up with the code and label of that (feature, row)."""
         while True:
             await RisingEdge(self.dut.clk)
             while self.served < len(self.requests.received):
-                feature = self.requests.received[self.served]["feature"]
+                slot = self.requests.received[self.served]["slot"]
                 self.served += 1
-                for entry in self.lists[feature]:
-                    self.presorted.send(entry)
+                features = range(slot * self.lanes, (slot + 1) * self.lanes)
+                lane0 = self.lists[features[0]] if features[0] < len(self.lists) else []
+                for position in range(max(1, len(lane0))):
+                    entries = [self.lists[feature][position]
+                               if feature < len(self.lists) and position < len(self.lists[feature])
+                               else self.junk_entry() for feature in features]
+                    last = lane0[position]["last"] if position < len(lane0) else 1
+                    self.presorted.send({"entries": entries, "last": last})
             while self.looked_up < len(self.code_requests.received):
                 request = self.code_requests.received[self.looked_up]
                 self.looked_up += 1
                 self.codes.send({"code": int(self.data[0][request["row"], request["feature"]]),
                                  "label": int(self.data[1][request["row"]])})
+
+    def junk_entry(self):
+        """An entry of no list: any row, code and label the ports can carry."""
+        capacity = self.capacity
+        return {"row": self.rng.getrandbits(capacity.row_bits), "code": self.rng.getrandbits(self.code_bits),
+                "label": self.rng.getrandbits(self.label_bits)}
 
     def configure(self, n_rows, n_features, params, seed, tree_index):
         dut = self.dut
@@ -146,7 +160,7 @@ class PETestbench(StreamTestbench):
         overflow = self.expected_overflow(codes, labels, params, seed, tree_index)
         expected = None if overflow else train_tree(codes, labels, params, seed, tree_index)
         depth = self.max_depth if expected is None else int(expected.depth.max())
-        lists = 1 if params.feature_sampling == "tree" else n_features
+        lists = 1 if params.feature_sampling == "tree" else -(-n_features // self.lanes)
         await self.start()
         await self.wait_until_finished(self.budget(n_rows, n_features, depth, lists), label)
         await ReadOnly()
@@ -429,7 +443,8 @@ async def queued_dataset_trees_latency_and_steady_state(dut):
                     "n_rows": n_rows, "n_features": n_features,
                     "n_samples": params.max_samples if params.bootstrap else 0,
                     "inbag": int(tree.n_rows[0]), "depth": int(tree.depth.max()), "nodes": int(tree.n_nodes),
-                    "lanes": tb.design["feature_lanes"], "lists": 1 if mode == "tree" else n_features})
+                    "lanes": tb.design["feature_lanes"],
+                    "lists": 1 if mode == "tree" else -(-n_features // tb.lanes)})
     tb.write_report()
 
 

@@ -38,6 +38,8 @@ class PECapacity:
         self.row_bits = (self.max_rows - 1).bit_length()
         self.label_bits = max(1, (self.classes - 1).bit_length())
         self.feature_bits = max(1, (self.max_features - 1).bit_length())
+        self.slots = -(-self.max_features // self.feature_lanes)
+        self.slot_bits = max(1, (self.slots - 1).bit_length())
         self.count_bits = bits(max(self.max_samples, self.max_inbag_rows))
         self.node_layout = node_layout(
             node_bits=max(1, (self.max_nodes - 1).bit_length()), feature_bits=self.feature_bits,
