@@ -12,11 +12,12 @@ Data path:
    go to a bank addressed ``{feature, row}`` (thesis section 4.2), labels to a label bank.
    More rows or features than built for, or a row cut short, raise ``dataset_error``;
    nothing is written past the banks.
-2. **Presort** (on ``start``): every feature's codes stream through one
-   :class:`hw.sorter.RadixSorter`; the sorted (row, code) pairs get their label and are
-   written to the presorted bank: one memory per PE feature lane, feature ``f`` at
-   position ``p`` in lane ``f % lanes`` at ``(f // lanes) * max_rows + p``, so the lanes
-   are read side by side. Once per dataset.
+2. **Presort** (on ``start``): the banks are split by PE feature lane (feature ``f`` in
+   lane ``f % lanes``, at ``(f // lanes) * max_rows + row``), and each lane has its own
+   :class:`hw.sorter.RadixSorter`, through which its features' codes stream one feature
+   after another; the sorted (row, code) pairs get their label and are written to the
+   lane's presorted bank, so the lanes sort side by side and are read side by side.
+   Once per dataset.
 3. **Training.** Tree jobs ``0 .. n_trees - 1`` go to whichever PE is free, lowest PE
    first; with none free, the next tree is queued behind the running tree of the lowest
    PE that can take one (``ProcessingElement.queue``, the serialised pipeline: it starts
@@ -27,7 +28,7 @@ Data path:
    tree by tree onto ``nodes`` (each node tagged with its tree index).
 """
 
-from amaranth.hdl import Cat, Module, Mux, ResetInserter, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -156,28 +157,35 @@ class ForestTrainer(wiring.Component):
             pes.append(pe)
 
         # ------------------------------------------------------------ banks
-        m.submodules.codes = codes = Memory(shape=code_bits, depth=max_features * max_rows, init=[])
-        code_write = codes.write_port()
-        code_read = codes.read_port()
-        m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
-        label_write = labels.write_port()
-        label_read = labels.read_port()
-        # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
-        code_lookups = [(codes.read_port(), labels.read_port()) for _ in range(self.pe_count)]
-        entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
-        lanes, lane_bits, slots = self._prototype.feature_lanes, self._prototype.lane_bits, self._prototype.slots
-        # One memory per lane (lane k holds the slots of features k, k + lanes, ...), read
-        # side by side at one address: a slot's lists at one position. An address past a
+        # Every bank is split by lane as the PEs' lists are: lane k holds the slots of
+        # features k, k + lanes, ... (feature f in lane f % lanes, at (f // lanes) *
+        # max_rows + row), so each lane has its own sorter and the presorted bank is read
+        # side by side at one address (a slot's lists at one position). An address past a
         # short lane's slots reads anything, in a lane the PE ignores.
+        lanes, lane_bits, slots = self._prototype.feature_lanes, self._prototype.lane_bits, self._prototype.slots
+        lane_depths = [max(1, -(-(max_features - lane) // lanes)) * max_rows for lane in range(lanes)]
+        entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
+        code_writes, code_reads = [], []
         presorted_writes = []
         presorted_reads = [[] for _ in pes]
-        for lane in range(lanes):
-            lane_slots = max(1, -(-(max_features - lane) // lanes))
-            memory = Memory(shape=entry, depth=lane_slots * max_rows, init=[])
+        # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
+        code_lookups = [[] for _ in pes]
+        for lane, depth in enumerate(lane_depths):
+            codes = Memory(shape=code_bits, depth=depth, init=[])
+            m.submodules[f"codes{lane}"] = codes
+            code_writes.append(codes.write_port())
+            code_reads.append(codes.read_port())
+            for ports in code_lookups:
+                ports.append(codes.read_port())
+            memory = Memory(shape=entry, depth=depth, init=[])
             m.submodules[f"presorted{lane}"] = memory
             presorted_writes.append(memory.write_port())
             for ports in presorted_reads:
                 ports.append(memory.read_port())
+        m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
+        label_write = labels.write_port()
+        label_reads = [labels.read_port() for _ in range(lanes)]        # one per sorter
+        label_lookups = [labels.read_port() for _ in pes]
 
         # ------------------------------------------------------------ configuration
         n_rows = Signal.like(self.n_rows)
@@ -214,8 +222,10 @@ class ForestTrainer(wiring.Component):
                 in_range = ((load_row < max_rows) & (load_feature < max_features) &
                             (self.n_features != 0) & (self.n_features <= max_features))
                 with m.If(in_range):
-                    m.d.comb += [code_write.addr.eq(load_feature * max_rows + load_row),
-                                 code_write.data.eq(beat.code), code_write.en.eq(1)]
+                    load_lane = load_feature[:lane_bits] if lane_bits else 0
+                    for lane, write in enumerate(code_writes):
+                        m.d.comb += [write.addr.eq((load_feature >> lane_bits) * max_rows + load_row),
+                                     write.data.eq(beat.code), write.en.eq(load_lane == lane)]
                     with m.If(load_feature == 0):
                         m.d.comb += [label_write.addr.eq(load_row), label_write.data.eq(beat.label),
                                      label_write.en.eq(1)]
@@ -233,20 +243,30 @@ class ForestTrainer(wiring.Component):
                     m.d.sync += load_feature.eq(load_feature + 1)
 
         # ------------------------------------------------------------ presort
-        sorter = RadixSorter(max_rows=max_rows, code_bits=code_bits, radix_bits=self.radix_bits)
-        m.submodules.sorter = ResetInserter(self.start & ~self.busy)(sorter)
-        sort_feature = Signal.like(self.n_features)
-        feed_row = Signal(row_bits + 2)
-        feed_staged = Signal()
-        feed_last = Signal()
-        out_position = Signal(row_bits + 2)
-        out_feature = Signal.like(self.n_features)
-        pending = Signal()
-        pending_row = Signal(row_bits)
-        pending_code = Signal(code_bits)
-        pending_address = Signal(range(slots * max_rows + 1))
-        pending_lane = Signal(range(lanes))
-        m.d.sync += pending.eq(0)
+        # One sorter per lane, sorting that lane's features one after another.
+        sorters = []
+        for lane in range(lanes):
+            sorter = RadixSorter(max_rows=max_rows, code_bits=code_bits, radix_bits=self.radix_bits)
+            m.submodules[f"sorter{lane}"] = ResetInserter(self.start & ~self.busy)(sorter)
+            sorters.append(sorter)
+        slot_shape = range(slots + 1)
+        sort_slot = [Signal(slot_shape, name=f"sort{lane}_slot") for lane in range(lanes)]
+        feed_row = [Signal(row_bits + 2, name=f"feed{lane}_row") for lane in range(lanes)]
+        feed_staged = [Signal(name=f"feed{lane}_staged") for lane in range(lanes)]
+        feed_last = [Signal(name=f"feed{lane}_last") for lane in range(lanes)]
+        out_position = [Signal(row_bits + 2, name=f"out{lane}_position") for lane in range(lanes)]
+        out_slot = [Signal(slot_shape, name=f"out{lane}_slot") for lane in range(lanes)]
+        pending = [Signal(name=f"pending{lane}") for lane in range(lanes)]
+        pending_row = [Signal(row_bits, name=f"pending{lane}_row") for lane in range(lanes)]
+        pending_code = [Signal(code_bits, name=f"pending{lane}_code") for lane in range(lanes)]
+        pending_address = [Signal(range(slots * max_rows + 1), name=f"pending{lane}_address")
+                           for lane in range(lanes)]
+        m.d.sync += [flag.eq(0) for flag in pending]
+        # Features of each lane: f = lane + lanes * slot < n_features.
+        lane_features = [Signal(slot_shape, name=f"lane{lane}_features") for lane in range(lanes)]
+        for lane in range(lanes):
+            m.d.comb += lane_features[lane].eq(Mux(n_features > lane,
+                                                   (n_features - lane + (lanes - 1)) >> lane_bits, 0))
 
         # ------------------------------------------------------------ list servers
         serve_address, serve_remaining, serve_staged, serve_last = [], [], [], []
@@ -276,19 +296,25 @@ class ForestTrainer(wiring.Component):
         # ------------------------------------------------------------ code look-ups
         # One answer register per PE: a request is taken when the answer slot is free (or
         # is being taken); the read ports only move then, so an answer holds under stalls.
-        for index, (pe, (code_port, label_port)) in enumerate(zip(pes, code_lookups)):
+        # Every lane's code bank is read; the answer is the requested feature's lane's.
+        for index, (pe, code_ports, label_port) in enumerate(zip(pes, code_lookups, label_lookups)):
             answer_valid = Signal(name=f"lookup{index}_valid")
+            answer_lane = Signal(range(lanes), name=f"lookup{index}_lane")
             take = pe.code_requests.valid & (~answer_valid | pe.codes.ready)
+            request = pe.code_requests.p
             m.d.comb += [
                 pe.code_requests.ready.eq(~answer_valid | pe.codes.ready),
-                code_port.addr.eq(pe.code_requests.p.feature * max_rows + pe.code_requests.p.row),
-                label_port.addr.eq(pe.code_requests.p.row),
-                code_port.en.eq(take), label_port.en.eq(take),
+                label_port.addr.eq(request.row), label_port.en.eq(take),
                 pe.codes.valid.eq(answer_valid),
-                pe.codes.p.code.eq(code_port.data), pe.codes.p.label.eq(label_port.data),
+                pe.codes.p.code.eq(Array(port.data for port in code_ports)[answer_lane]),
+                pe.codes.p.label.eq(label_port.data),
             ]
+            for port in code_ports:
+                m.d.comb += [port.addr.eq((request.feature >> lane_bits) * max_rows + request.row),
+                             port.en.eq(take)]
             with m.If(take):
-                m.d.sync += answer_valid.eq(1)
+                m.d.sync += [answer_valid.eq(1),
+                             answer_lane.eq(request.feature[:lane_bits] if lane_bits else 0)]
             with m.Elif(pe.codes.ready):
                 m.d.sync += answer_valid.eq(0)
             with m.If(begin):
@@ -324,8 +350,8 @@ class ForestTrainer(wiring.Component):
                     with m.If(~config_bad):
                         m.d.comb += begin.eq(1)
                         m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
-                                     n_trees.eq(self.n_trees), cycles.eq(0), sort_feature.eq(0),
-                                     feed_row.eq(0), out_position.eq(0), out_feature.eq(0),
+                                     n_trees.eq(self.n_trees), cycles.eq(0),
+                                     [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
                                      next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
                                      locked.eq(0)]
                         m.next = "Presort"
@@ -333,37 +359,41 @@ class ForestTrainer(wiring.Component):
             with m.State("Presort"):
                 m.d.comb += self.busy.eq(1)
                 m.d.sync += self.sort_cycles.eq(cycles + 1)
-                # Feed: codes[sort_feature][0 .. n_rows) through the sorter, one per cycle.
-                feed_advance = ~feed_staged | sorter.codes.ready
-                m.d.comb += [code_read.addr.eq(sort_feature * max_rows + feed_row),
-                             code_read.en.eq(feed_advance),
-                             sorter.codes.valid.eq(feed_staged), sorter.codes.p.code.eq(code_read.data),
-                             sorter.codes.p.last.eq(feed_last)]
-                feeding = (feed_row < n_rows) & (sort_feature < n_features)
-                with m.If(feed_advance):
-                    m.d.sync += [feed_staged.eq(feeding), feed_last.eq(feed_row == n_rows - 1)]
-                    with m.If(feeding):
-                        with m.If(feed_row == n_rows - 1):
-                            m.d.sync += [feed_row.eq(0), sort_feature.eq(sort_feature + 1)]
+                for lane, sorter in enumerate(sorters):
+                    # Feed: the codes of the lane's features, slot by slot, one per cycle.
+                    feed_advance = ~feed_staged[lane] | sorter.codes.ready
+                    code_read = code_reads[lane]
+                    m.d.comb += [code_read.addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
+                                 code_read.en.eq(feed_advance),
+                                 sorter.codes.valid.eq(feed_staged[lane]),
+                                 sorter.codes.p.code.eq(code_read.data),
+                                 sorter.codes.p.last.eq(feed_last[lane])]
+                    feeding = (feed_row[lane] < n_rows) & (sort_slot[lane] < lane_features[lane])
+                    with m.If(feed_advance):
+                        m.d.sync += [feed_staged[lane].eq(feeding),
+                                     feed_last[lane].eq(feed_row[lane] == n_rows - 1)]
+                        with m.If(feeding):
+                            with m.If(feed_row[lane] == n_rows - 1):
+                                m.d.sync += [feed_row[lane].eq(0), sort_slot[lane].eq(sort_slot[lane] + 1)]
+                            with m.Else():
+                                m.d.sync += feed_row[lane].eq(feed_row[lane] + 1)
+                    # Sorted rows: read the label, then write (row, code, label).
+                    m.d.comb += [sorter.sorted.ready.eq(1), label_reads[lane].addr.eq(sorter.sorted.p.row)]
+                    with m.If(sorter.sorted.valid):
+                        m.d.sync += [pending[lane].eq(1), pending_row[lane].eq(sorter.sorted.p.row),
+                                     pending_code[lane].eq(sorter.sorted.p.code),
+                                     pending_address[lane].eq(out_slot[lane] * max_rows + out_position[lane])]
+                        with m.If(sorter.sorted.p.last):
+                            m.d.sync += [out_position[lane].eq(0), out_slot[lane].eq(out_slot[lane] + 1)]
                         with m.Else():
-                            m.d.sync += feed_row.eq(feed_row + 1)
-                # Sorted rows: read the label, then write (row, code, label).
-                m.d.comb += [sorter.sorted.ready.eq(1), label_read.addr.eq(sorter.sorted.p.row)]
-                with m.If(sorter.sorted.valid):
-                    m.d.sync += [pending.eq(1), pending_row.eq(sorter.sorted.p.row),
-                                 pending_code.eq(sorter.sorted.p.code),
-                                 pending_address.eq((out_feature >> lane_bits) * max_rows + out_position),
-                                 pending_lane.eq(out_feature[:lane_bits] if lane_bits else 0)]
-                    with m.If(sorter.sorted.p.last):
-                        m.d.sync += [out_position.eq(0), out_feature.eq(out_feature + 1)]
-                    with m.Else():
-                        m.d.sync += out_position.eq(out_position + 1)
-                with m.If(pending):
-                    for lane, write in enumerate(presorted_writes):
-                        m.d.comb += [write.addr.eq(pending_address), write.en.eq(pending_lane == lane),
-                                     write.data.row.eq(pending_row), write.data.code.eq(pending_code),
-                                     write.data.label.eq(label_read.data)]
-                with m.If((out_feature == n_features) & ~pending):
+                            m.d.sync += out_position[lane].eq(out_position[lane] + 1)
+                    write = presorted_writes[lane]
+                    m.d.comb += [write.addr.eq(pending_address[lane]), write.en.eq(pending[lane]),
+                                 write.data.row.eq(pending_row[lane]), write.data.code.eq(pending_code[lane]),
+                                 write.data.label.eq(label_reads[lane].data)]
+                sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
+                                 for lane in range(lanes)).all()
+                with m.If(sorted_all):
                     m.next = "Train"
 
             with m.State("Train"):

@@ -9,8 +9,8 @@ up to a power of two, as ``sim.backend.design_for`` does; its features and class
 forest mode) and synthesised with :func:`hw.resources.estimate` (Yosys ``synth_intel_alm``,
 Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). Every PE also needs its
 own copy of the forest trainer's presorted bank (one memory per lane, one read port per
-PE on each), and the trainer holds one code bank, one label bank and the sorter for all
-PEs; those memories are added
+PE on each), and the trainer holds one code bank and one sorter per lane and a label
+bank for all PEs; those memories are added
 from their geometry in ``hw/forest.py`` with :func:`hw.resources.m20k_blocks`. Then
 
     P = min over ALMs, M20K, DSP of floor((device - shared) / per PE)
@@ -59,12 +59,14 @@ def trainer_memories(parameters):
     label_bits = max(1, (parameters["classes"] - 1).bit_length())
     code_bits = parameters["code_bits"]
     lanes = parameters["feature_lanes"]
-    # Presorted copy: one memory per lane, lane k holding features k, k + lanes, ...
-    per_pe = sum(m20k_blocks(max(1, -(-(features - lane) // lanes)) * rows, row_bits + code_bits + label_bits)
-                 for lane in range(lanes))
-    shared = (m20k_blocks(features * rows, code_bits) + m20k_blocks(rows, label_bits)
-              + 2 * m20k_blocks(rows, row_bits + code_bits)                    # sorter buffers
-              + 2 * m20k_blocks(1 << RADIX_BITS, row_bits + 1))                # sorter counters
+    # Every bank is split by lane: lane k holds features k, k + lanes, ...
+    lane_depths = [max(1, -(-(features - lane) // lanes)) * rows for lane in range(lanes)]
+    per_pe = sum(m20k_blocks(depth, row_bits + code_bits + label_bits)            # presorted copy
+                 for depth in lane_depths)
+    shared = (sum(m20k_blocks(depth, code_bits) for depth in lane_depths)         # code bank
+              + m20k_blocks(rows, label_bits, read_ports=lanes)                  # label bank
+              + lanes * (2 * m20k_blocks(rows, row_bits + code_bits)             # sorter buffers
+                         + 2 * m20k_blocks(1 << RADIX_BITS, row_bits + 1)))      # sorter counters
     return per_pe, shared
 
 
