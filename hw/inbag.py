@@ -69,9 +69,11 @@ class InBagBuilder(wiring.Component):
 
     No tree clears the weights: each weight is stored with the 8-bit *generation* of the
     tree that wrote it, and a weight of another generation reads as 0. Only the first tree
-    after a reset and every 255th tree after it clear the tags of all ``max_rows`` rows
-    (one per cycle) before drawing. Without bootstrap every row has weight 1 and the
-    weight memory is not used at all.
+    after power-up and every 255th tree after it clear the tags of all ``max_rows`` rows
+    (one per cycle) before drawing. The generation survives a reset (like the memory it
+    tags), so a reset (a start while busy, a new forest) costs no clearing pass: the
+    tags a reset leaves behind are all of past generations. Without bootstrap every row
+    has weight 1 and the weight memory is not used at all.
 
     Parameters
     ----------
@@ -178,7 +180,8 @@ class InBagBuilder(wiring.Component):
         n_rows = Signal.like(self.n_rows)
         n_samples = Signal.like(self.n_samples)
         bootstrap = Signal()
-        generation = Signal(GENERATION_BITS)        # 0 after reset: the tags must be cleared
+        # 0 at power-up: the tags must be cleared. Not reset: the memory keeps its tags too.
+        generation = Signal(GENERATION_BITS, reset_less=True)
 
         def this_tree(port):
             """The weight read on ``port`` if this tree wrote it, else 0."""

@@ -262,11 +262,11 @@ class ProcessingElement(wiring.Component):
             max_rows=self.max_rows, max_samples=self.max_samples,
             code_bits=code_bits + self.label_bits, tree_index_bits=self.tree_index_bits,
             draw_bound_bits=max(self.row_bits + 1, _bits(self.max_features)), lanes=lanes_n)
-        # A start while busy resets the in-bag builder whole (a draw in flight, a half-done
+        # A start while busy resets the in-bag builder (a draw in flight, a half-done
         # clearing pass, a list half filtered), so nothing of an abandoned tree reaches the
-        # next one; that reset forces a fresh clearing pass. A start after a finished tree
-        # keeps the weight generations (no clearing pass per tree). Either way the builder
-        # starts one cycle later, from the latched configuration.
+        # next one; its weight generation survives resets, so no reset forces a clearing
+        # pass (an interrupted one is redone). Either way the builder starts one cycle
+        # later, from the latched configuration.
         m.submodules.inbag = ResetInserter(self.start & self.busy)(inbag)
         start_inbag = Signal()
         m.d.sync += start_inbag.eq(0)

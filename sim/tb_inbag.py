@@ -199,19 +199,47 @@ async def generation_tags_wrap_without_stale_weights(dut):
                             features=1, label=f"tree {tree}")
 
 
+async def ready_after_start(tb, seed, tree_index, n_rows, n_samples):
+    """Start a bootstrap tree; the cycles until its weights are ready (a clearing pass
+    first takes ``max_rows`` of them)."""
+    await tb.start(seed, tree_index, n_rows, n_samples, 1)
+    return await tb.wait_until_ready(budget=tb.max_rows + 4 * n_samples + 100)
+
+
 @cocotb.test()
-async def start_during_the_clearing_pass_clears_again(dut):
-    """The first tree after a reset clears every weight tag; a start that interrupts that
-    pass must not skip it (stale tags would count as this tree's weights)."""
+async def resets_keep_the_generation_and_an_interrupted_clear_is_redone(dut):
+    """The weight generation survives resets, so a reset costs no clearing pass, and the
+    tags a reset leaves behind never count as a later tree's; the clearing pass at the
+    generation wrap, interrupted by a start, is done again."""
     tb = InBagTestbench(dut)
     await tb.begin()
-    # Leave weights of many generations behind, then reset (generation back to 0).
-    for tree in range(3):
-        await tb.check_tree(11, tree, tb.max_rows, tb.max_samples, 1, features=1, label=f"fill {tree}")
+    full = (tb.max_rows, tb.max_samples)            # trees that tag many rows
+    # Trees whose draws take well under max_rows cycles, so a clearing pass shows.
+    tagging = (tb.max_rows, max(1, min(tb.max_samples, tb.max_rows // 8)))
+    # Resets in the middle of trees' draws; the next trees must see none of their tags.
+    for case in range(4):
+        await tb.start(tb.rng.getrandbits(32), case, *full, 1)
+        await ClockCycles(dut.clk, tb.rng.randint(1, tb.max_samples + 10))
+        await tb.reset()
+        await tb.check_tree(*tb.random_tree(), features=1, label=f"after reset {case}")
+    # Find a clearing pass (the wrap comes within 255 trees), leaving generation 1.
+    for tree in range(257):
+        if await ready_after_start(tb, 7, tree, *tagging) >= tb.max_rows:
+            break
+    else:
+        raise AssertionError("no clearing pass in 257 trees")
+    # A reset now: the next tree (generation 2) must not clear.
     await tb.reset()
-    # One interrupted clear: a tree that skipped the clear would take generation 2, the tag
-    # the second filling tree left on its rows.
-    await tb.start(5, 1, tb.max_rows, 2, 1)                       # begins the clearing pass
-    await ClockCycles(dut.clk, 1 + tb.rng.randrange(max(1, tb.max_rows // 4)))
+    cycles = await ready_after_start(tb, 8, 0, *tagging)
+    assert cycles < tb.max_rows, f"a reset forced a clearing pass ({cycles} cycles to the weights)"
+    # On to generation 255, every tree tagging its rows; the next start begins the clear.
+    for tree in range(253):
+        await ready_after_start(tb, 9, tree, *tagging)
+    await tb.start(5, 1, *tagging, 1)
+    await ClockCycles(dut.clk, 1 + tb.rng.randrange(max(1, tb.max_rows // 2)))
+    # Interrupted: the next start must clear again (a tree that skipped it would take a
+    # generation whose tags the trees above left behind).
+    cycles = await ready_after_start(tb, 6, 2, *tagging)
+    assert cycles >= tb.max_rows, f"the interrupted clear was skipped ({cycles} cycles to the weights)"
     await tb.check_tree(13, 2, tb.max_rows, min(tb.max_samples, 3), 1, features=2,
-                        label="after starts during the clear")
+                        label="after a start during the clear")
