@@ -23,6 +23,9 @@ The lane works on commands from the PE controller, one at a time:
 
 Entries in the bank carry ``code`` packed with the label above it
 (``packed = code | label << code_bits``), so the Gini calculator needs no label memory.
+The bank stores an entry without its ``last`` flag (the reader knows where a segment
+ends) and with ``weight - 1`` (an in-bag entry weighs at least 1): a bit narrower each,
+which puts the 2,048-row PEs' 42-bit entries into the 40-bit M20K configuration.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -90,6 +93,9 @@ class FeatureLane(wiring.Component):
         self.slot_bits = max(1, (slots - 1).bit_length())
         self.position_bits = list_rows.bit_length()         # 0 .. list_rows
         self.entry_layout = inbag_layout(self.packed_bits, self.row_bits, self.weight_bits)
+        # What the bank holds of an entry: no last flag, the weight less one.
+        self.stored_layout = data.StructLayout({"row": self.row_bits, "code": self.packed_bits,
+                                                "weight_less_one": (max_samples - 1).bit_length()})
         self.address_bits = max(1, (slots * list_rows - 1).bit_length())
         super().__init__({
             # Filling the lists (driven by the PE while it streams in-bag lists).
@@ -125,7 +131,7 @@ class FeatureLane(wiring.Component):
         code_bits = self.code_bits
         list_rows = self.list_rows
 
-        m.submodules.bank = bank = Memory(shape=self.entry_layout, depth=self.slots * list_rows, init=[])
+        m.submodules.bank = bank = Memory(shape=self.stored_layout, depth=self.slots * list_rows, init=[])
         bank_write = bank.write_port()
         bank_read = bank.read_port()
         m.submodules.constants = constants = Memory(shape=1, depth=self.slots, init=[])
@@ -176,14 +182,26 @@ class FeatureLane(wiring.Component):
                 m.d.sync += [read_address.eq(read_address + 1), remaining.eq(remaining - 1)]
         with m.If(begin_read):
             m.d.sync += [read_address.eq(begin_address), remaining.eq(begin_length)]
-        entry = bank_read.data
+        entry = Signal(self.entry_layout)       # last is left 0: readers use staged_last
+        m.d.comb += [entry.row.eq(bank_read.data.row), entry.code.eq(bank_read.data.code),
+                     entry.weight.eq(bank_read.data.weight_less_one + 1)]
         entry_code = entry.code[:code_bits]
+
+        def store(source):
+            """An entry as the bank holds it (its weight is at least 1)."""
+            stored = Signal(self.stored_layout)
+            m.d.comb += [stored.row.eq(source.row), stored.code.eq(source.code),
+                         stored.weight_less_one.eq(source.weight - 1)]
+            return stored
+
+        fill_stored = store(self.fill_entry)
+        partitioned_stored = store(partition.segment_out.p)
         entry_label = entry.code[code_bits:]
 
         # Write port: the fill from outside, or the partitioned rows written back.
         write_offset = Signal(self.position_bits)
         with m.If(self.fill_enable):
-            m.d.comb += [bank_write.addr.eq(self.fill_address), bank_write.data.eq(self.fill_entry),
+            m.d.comb += [bank_write.addr.eq(self.fill_address), bank_write.data.eq(fill_stored),
                          bank_write.en.eq(1)]
 
         # Constant check pipeline.
@@ -303,7 +321,7 @@ class FeatureLane(wiring.Component):
                 ]
                 with m.If(partition.segment_out.valid):
                     m.d.comb += [bank_write.addr.eq(base(slot) + write_offset),
-                                 bank_write.data.eq(partition.segment_out.p), bank_write.en.eq(1)]
+                                 bank_write.data.eq(partitioned_stored), bank_write.en.eq(1)]
                     m.d.sync += write_offset.eq(write_offset + 1)
                     with m.If(partition.segment_out.p.last):
                         m.d.sync += slot.eq(slot + 1)
