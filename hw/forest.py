@@ -269,7 +269,6 @@ class ForestTrainer(wiring.Component):
                                                    (n_features - lane + (lanes - 1)) >> lane_bits, 0))
 
         # ------------------------------------------------------------ list servers
-        serve_address, serve_remaining, serve_staged, serve_last = [], [], [], []
         for index, (pe, ports) in enumerate(zip(pes, presorted_reads)):
             address = Signal(range(slots * max_rows + 1), name=f"serve{index}_address")
             remaining = Signal(row_bits + 2, name=f"serve{index}_remaining")

@@ -251,7 +251,8 @@ class InBagBuilder(wiring.Component):
                     self.draws.valid.eq(random.draws.valid),
                     random.draws.ready.eq(self.draws.ready),
                 ]
-                weights = [Mux(bootstrap, this_tree(port), 1) for port in lane_reads]
+                read = [current_weight] + [this_tree(port) for port in lane_reads[1:]]
+                weights = [Mux(bootstrap, weight, 1) for weight in read]
                 keep = Cat(stage1_mask[lane] & (weights[lane] != 0) for lane in range(self.lanes))
                 output_free = ~output_valid | self.inbag.ready
                 stage1_moves = stage1_valid & (~keep.any() | output_free)

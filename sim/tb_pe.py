@@ -132,6 +132,11 @@ class PETestbench(StreamTestbench):
         raise AssertionError(f"{label}: the PE did not finish within {budget} cycles "
                              f"({len(self.nodes.received)} nodes out)")
 
+    def slots_filled(self, feature_sampling, n_features):
+        """Slots of lists a tree fills: the tree's feature alone in thesis mode, every
+        feature ``lanes`` at a time otherwise."""
+        return 1 if feature_sampling == "tree" else -(-n_features // self.lanes)
+
     def budget(self, n_rows, n_features, depth, lists):
         """Generous cycles for one tree of this size (a hang shows as running past it)."""
         return tree_budget(n_rows, n_features, depth, lists, self.design["feature_lanes"])
@@ -160,7 +165,7 @@ class PETestbench(StreamTestbench):
         overflow = self.expected_overflow(codes, labels, params, seed, tree_index)
         expected = None if overflow else train_tree(codes, labels, params, seed, tree_index)
         depth = self.max_depth if expected is None else int(expected.depth.max())
-        lists = 1 if params.feature_sampling == "tree" else -(-n_features // self.lanes)
+        lists = self.slots_filled(params.feature_sampling, n_features)
         await self.start()
         await self.wait_until_finished(self.budget(n_rows, n_features, depth, lists), label)
         await ReadOnly()
@@ -444,7 +449,7 @@ async def queued_dataset_trees_latency_and_steady_state(dut):
                     "n_samples": params.max_samples if params.bootstrap else 0,
                     "inbag": int(tree.n_rows[0]), "depth": int(tree.depth.max()), "nodes": int(tree.n_nodes),
                     "lanes": tb.design["feature_lanes"],
-                    "lists": 1 if mode == "tree" else -(-n_features // tb.lanes)})
+                    "lists": tb.slots_filled(mode, n_features)})
     tb.write_report()
 
 
