@@ -21,6 +21,7 @@ an upper bound of what a Quartus build would hold. The result is copied into
 """
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -80,16 +81,27 @@ def pes_that_fit(pe, parameters, device=ARRIA10_10AX115):
     return counts[limiting], limiting, counts
 
 
+def _design_digest():
+    """Digest of the gateware sources: an estimate cached for other sources is stale."""
+    digest = hashlib.sha1()
+    for path in sorted((PROJECT_ROOT / "hw").glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def _estimate_cached(name, parameters, folder):
     cache = folder / f"{name}.json"
+    design = _design_digest()
     if cache.exists():
         cached = json.loads(cache.read_text())
-        if cached["parameters"] == {**cached["parameters"], **parameters}:
+        if (cached.get("design") == design
+                and cached["parameters"] == {**cached["parameters"], **parameters}):
             return cached
     started = time.perf_counter()
     result = estimate("processing_element", folder / name, parameters)
     result["seconds"] = time.perf_counter() - started
     result.pop("cells", None)
+    result["design"] = design
     cache.write_text(json.dumps(result))
     return result
 
