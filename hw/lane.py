@@ -17,9 +17,11 @@ The lane works on commands from the PE controller, one at a time:
   job's visit index. ``length + classes + 8`` cycles per job.
 * ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
   the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
-* ``PARTITION``: for every used slot, stream the segment through the partition unit (which
-  learnt the go-left bits on ``decisions_in``) and write the stably partitioned rows back in
-  place. ``length + rows going right + 5`` cycles per slot.
+* ``PARTITION``: stream the segment of every used slot, back to back, through the partition
+  unit (which learnt the go-left bits on ``decisions_in``); its writes put the stably
+  partitioned rows back in place. The command ends when the last entry is in, about
+  ``slots x (length + 3)`` cycles; the last slot's rows going right are written after it
+  (``draining``), while the PE computes the next job's go-left bits.
 
 Entries in the bank carry ``code`` packed with the label above it
 (``packed = code | label << code_bits``), so the Gini calculator needs no label memory.
@@ -124,6 +126,7 @@ class FeatureLane(wiring.Component):
             # Partitioning.
             "decisions_out": Out(stream.Signature(decision_layout(self.row_bits))),
             "decisions_in": In(stream.Signature(decision_layout(self.row_bits))),
+            "draining": Out(1),
         })
 
     def elaborate(self, platform):
@@ -143,7 +146,8 @@ class FeatureLane(wiring.Component):
             classes=self.classes, count_bits=self.count_bits, code_bits=code_bits,
             row_bits=self.position_bits)
         m.submodules.partition = partition = PartitionUnit(
-            max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits)
+            max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits,
+            address_bits=self.address_bits)
         m.submodules.job_queue = job_queue = SyncFIFO(
             width=len(self.jobs.payload.as_value()), depth=self.slots)
         m.d.comb += [
@@ -195,14 +199,18 @@ class FeatureLane(wiring.Component):
             return stored
 
         fill_stored = store(self.fill_entry)
-        partitioned_stored = store(partition.segment_out.p)
+        partitioned_stored = store(partition.writes.p.entry)
         entry_label = entry.code[code_bits:]
 
-        # Write port: the fill from outside, or the partitioned rows written back.
-        write_offset = Signal(self.position_bits)
+        # Write port: the fill from outside, or the partition unit's writes (the PE never
+        # fills while a partition drains; the fill would win).
+        m.d.comb += [partition.writes.ready.eq(~self.fill_enable), self.draining.eq(~partition.idle)]
         with m.If(self.fill_enable):
             m.d.comb += [bank_write.addr.eq(self.fill_address), bank_write.data.eq(fill_stored),
                          bank_write.en.eq(1)]
+        with m.Elif(partition.writes.valid):
+            m.d.comb += [bank_write.addr.eq(partition.writes.p.address),
+                         bank_write.data.eq(partitioned_stored), bank_write.en.eq(1)]
 
         # Constant check pipeline.
         check_index = Signal(self.slot_bits + 2)        # next read: slot = index // 2
@@ -308,22 +316,17 @@ class FeatureLane(wiring.Component):
                 with m.Else():
                     m.d.comb += [begin_read.eq(1), begin_address.eq(base(slot)),
                                  begin_length.eq(length)]
-                    m.d.sync += write_offset.eq(0)
                     m.next = "Partition"
             with m.State("Partition"):
                 m.d.comb += [
                     self.busy.eq(1),
                     partition.segment_in.valid.eq(staged),
-                    partition.segment_in.p.eq(entry),
-                    partition.segment_in.p.last.eq(staged_last),
+                    partition.segment_in.p.entry.eq(entry),
+                    partition.segment_in.p.entry.last.eq(staged_last),
+                    partition.segment_in.p.base.eq(base(slot)),
                     consumer_ready.eq(partition.segment_in.ready),
-                    partition.segment_out.ready.eq(1),
                 ]
-                with m.If(partition.segment_out.valid):
-                    m.d.comb += [bank_write.addr.eq(base(slot) + write_offset),
-                                 bank_write.data.eq(partitioned_stored), bank_write.en.eq(1)]
-                    m.d.sync += write_offset.eq(write_offset + 1)
-                    with m.If(partition.segment_out.p.last):
-                        m.d.sync += slot.eq(slot + 1)
-                        m.next = "Start a partition"
+                with m.If(staged & staged_last & partition.segment_in.ready):
+                    m.d.sync += slot.eq(slot + 1)
+                    m.next = "Start a partition"
         return m

@@ -1,19 +1,31 @@
-"""Partition unit of one feature lane: stable partition of a node's segment by go-left bits.
+"""Partition unit of one feature lane: stable partition of segments by go-left bits, each
+write addressed, with the rows going right of one segment written while the next streams.
 
 Reference: ``sw.model.stable_partition``. After a level's splits are chosen, every row
 of a split node gets a go-left bit (``code of the split feature <= threshold``); each lane
-then rewrites its in-bag list so that, inside every split node's segment, the rows going
+then rewrites its in-bag lists so that, inside every split node's segment, the rows going
 left come first and the rows going right follow, both in their old (code-sorted) order.
 Each child's segment is therefore contiguous and still sorted, and no tree ever re-sorts.
 
-Why a right-side FIFO rather than two write pointers into a second list buffer: rows going
-left only ever move towards the front of their segment, so they can be written back in
-place as they stream past; only the rows going right wait in a FIFO until the segment's
-last row has passed. One list memory per lane suffices (no ping-pong copy), at the price of
-``rows going right`` extra cycles per segment.
+Rows going left only ever move towards the front of their segment, so they are written
+back in place as they stream past. Rows going right wait in a circular FIFO: their places
+are known only once the segment's last row has passed (they follow its rows going left).
+The unit emits *writes* (bank address and entry), one per cycle, and fills the cycles in
+which a row going right streams past (the write port would idle) with a queued row going
+right of the segment before. A lane streams all its lists of a split node back to back:
+every list of the node has the same rows going right, so the queue of one list drains
+while the next streams, and a node's partition takes ``lists x length`` writes plus the
+last list's rows going right, which drain while the next job's go-left bits are computed
+(``idle`` says when they are all written). Before this (at 1174aed) every segment waited
+for its own rows going right: ``lists x (length + rows going right)``.
+
+Rows going right of the segment before are written only in cycles no row going left
+needs; when a segment ends and rows of the one before are still queued (segments of
+different nodes, or stalls), the next segment waits until they are written, so a queued
+row always belongs to one of the last two segments.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -21,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from hw.checks import check_integer, refuse_construction
 from hw.inbag import inbag_layout
 
-__all__ = ["PartitionUnit", "decision_layout"]
+__all__ = ["PartitionUnit", "decision_layout", "partition_input_layout", "partition_write_layout"]
 
 
 def decision_layout(row_bits):
@@ -29,113 +41,170 @@ def decision_layout(row_bits):
     return data.StructLayout({"row": row_bits, "left": 1})
 
 
-class PartitionUnit(wiring.Component):
-    """Stably partitions segments of a lane's in-bag list by per-row go-left bits.
+def partition_input_layout(code_bits, row_bits, weight_bits, address_bits):
+    """One entry of a segment (``last`` on the segment's final entry) and the bank address
+    of the segment's first entry."""
+    return data.StructLayout({"entry": inbag_layout(code_bits, row_bits, weight_bits),
+                              "base": address_bits})
 
-    ``decisions`` writes go-left bits (one row per cycle, accepted while no segment is in
-    flight). A segment arrives on ``segment_in`` (in-bag entries in list order, ``last`` on
-    its final entry) and leaves on ``segment_out`` in partitioned order, ``last`` on its
-    final entry. Rows going left pass through at one per cycle; rows going right are
-    queued and follow once the segment's last row is in. Cycles per segment:
-    ``length + rows going right + 3`` without stalls.
+
+def partition_write_layout(code_bits, row_bits, weight_bits, address_bits):
+    """One write of the partitioned segments: where, and which entry (``last`` is 0)."""
+    return data.StructLayout({"address": address_bits,
+                              "entry": inbag_layout(code_bits, row_bits, weight_bits)})
+
+
+class PartitionUnit(wiring.Component):
+    """Stably partitions segments of a lane's in-bag lists by per-row go-left bits.
+
+    ``decisions`` writes go-left bits (one row per cycle, accepted while no entry is being
+    looked up). Segments arrive on ``segment_in``, one after the other, each entry with its
+    segment's bank address ``base`` and ``last`` on the segment's final entry. ``writes``
+    carries the partitioned entries with their addresses: entry ``i`` of the partitioned
+    segment goes to ``base + i``. ``idle`` is high when every entry taken in has been
+    written. Cycles without stalls: one per entry, plus the last segment's rows going
+    right; a segment whose predecessor had more rows going right than it has waits for
+    the difference.
 
     Parameters
     ----------
     max_rows : int
-        Rows of the dataset (go-left memory depth and longest segment), 2 to 2**20.
+        Rows of the dataset (go-left memory depth, longest segment, queue depth), 2 to 2**20.
     max_samples : int
         Largest bootstrap weight carried with an entry, 1 to 2**20.
     code_bits : int
         Width of the codes carried with the entries, 1 to 32.
+    address_bits : int
+        Width of the bank addresses, 1 to 32.
     """
 
-    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16):
+    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, address_bits=16):
         try:
             check_integer("max_rows", max_rows, 2, 1 << 20)
             check_integer("max_samples", max_samples, 1, 1 << 20)
             check_integer("code_bits", code_bits, 1, 32)
+            check_integer("address_bits", address_bits, 1, 32)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
         self.max_rows = max_rows
         self.max_samples = max_samples
         self.code_bits = code_bits
+        self.address_bits = address_bits
         self.row_bits = (max_rows - 1).bit_length()
         self.weight_bits = max_samples.bit_length()
-        entry = inbag_layout(code_bits, self.row_bits, self.weight_bits)
+        layouts = (code_bits, self.row_bits, self.weight_bits, address_bits)
         super().__init__({
             "decisions": In(stream.Signature(decision_layout(self.row_bits))),
-            "segment_in": In(stream.Signature(entry)),
-            "segment_out": Out(stream.Signature(entry)),
+            "segment_in": In(stream.Signature(partition_input_layout(*layouts))),
+            "writes": Out(stream.Signature(partition_write_layout(*layouts))),
+            "idle": Out(1),
         })
 
     def elaborate(self, platform):
         m = Module()
         entry_layout = inbag_layout(self.code_bits, self.row_bits, self.weight_bits)
+        depth = self.max_rows
+        count_bits = depth.bit_length()                 # 0 .. depth
+        pointer_bits = max(1, (depth - 1).bit_length())
 
         m.submodules.goes_left = goes_left = Memory(shape=1, depth=self.max_rows, init=[])
         decision_write = goes_left.write_port()
         decision_read = goes_left.read_port()
-        m.submodules.rights = rights = Memory(shape=entry_layout, depth=self.max_rows, init=[])
+        m.submodules.rights = rights = Memory(shape=entry_layout, depth=depth, init=[])
         right_write = rights.write_port()
         right_read = rights.read_port()
 
-        right_count = Signal(self.row_bits + 1)     # rows queued to go right
-        drain_index = Signal(self.row_bits + 1)     # next queued row to read
-        drain_pending = Signal()                    # right_read.data holds a queued row
+        def following(pointer):
+            return Mux(pointer == depth - 1, 0, pointer + 1)
+
+        # The queue of rows going right: those of the previous segment (complete, their
+        # places known) first, then those of the current segment.
+        head = Signal(pointer_bits)
+        tail = Signal(pointer_bits)
+        queued = Signal(count_bits)                     # rows in the queue
+        head_loaded = Signal()                          # right_read.data holds the head
+        previous_left = Signal(count_bits)              # previous segment's rows still queued
+        previous_address = Signal(self.address_bits)    # where the next of them goes
+        current_lefts = Signal(count_bits)              # current segment so far
+        current_rights = Signal(count_bits)
+        current_base = Signal(self.address_bits)
+        current_complete = Signal()                     # its last entry is in; waits for the previous
 
         output_valid = Signal()
-        output = Signal(entry_layout)
-        m.d.comb += [self.segment_out.valid.eq(output_valid), self.segment_out.payload.eq(output)]
-        output_free = ~output_valid | self.segment_out.ready
-        with m.If(self.segment_out.ready):
+        output = Signal(self.writes.payload.shape())
+        m.d.comb += [self.writes.valid.eq(output_valid), self.writes.payload.eq(output)]
+        output_free = ~output_valid | self.writes.ready
+        with m.If(self.writes.ready):
             m.d.sync += output_valid.eq(0)
 
         # Stage 1 holds the entry whose go-left bit is being read; the read port only moves
-        # with stage 1, so the bit holds still while a left row waits for the output.
+        # with stage 1, so the bit holds still while the entry waits.
         stage1_valid = Signal()
-        stage1 = Signal(entry_layout)
+        stage1 = Signal(self.segment_in.payload.shape())
+        goes = decision_read.data
 
-        with m.FSM(init="Stream the segment"):
-            with m.State("Stream the segment"):
-                m.d.comb += self.decisions.ready.eq(~stage1_valid)
-                with m.If(self.decisions.valid & ~stage1_valid):
-                    m.d.comb += [decision_write.addr.eq(self.decisions.p.row),
-                                 decision_write.data.eq(self.decisions.p.left),
-                                 decision_write.en.eq(1)]
-                goes = decision_read.data
-                stage1_moves = stage1_valid & (~goes | output_free)
-                # Stop taking rows after the segment's last one has entered stage 1.
-                advance = ~stage1_valid | (stage1_moves & ~stage1.last)
-                m.d.comb += [self.segment_in.ready.eq(advance & ~self.decisions.valid),
-                             decision_read.addr.eq(self.segment_in.p.row),
-                             decision_read.en.eq(advance)]
-                with m.If(advance):
-                    m.d.sync += [stage1_valid.eq(self.segment_in.valid & ~self.decisions.valid),
-                                 stage1.eq(self.segment_in.p)]
-                with m.If(stage1_moves):
-                    with m.If(goes):
-                        # The last row out is the segment's last row when nothing went right.
-                        m.d.sync += [output_valid.eq(1), output.eq(stage1),
-                                     output.last.eq(stage1.last & (right_count == 0))]
-                    with m.Else():
-                        m.d.comb += [right_write.addr.eq(right_count), right_write.data.eq(stage1),
-                                     right_write.en.eq(1)]
-                        m.d.sync += right_count.eq(right_count + 1)
-                    with m.If(stage1.last):
-                        m.d.sync += [stage1_valid.eq(0), drain_index.eq(0), drain_pending.eq(0)]
-                        m.next = "Emit the rows going right"
+        left_moves = stage1_valid & goes & output_free
+        pop = (previous_left != 0) & head_loaded & output_free & ~left_moves
+        right_moves = stage1_valid & ~goes & ((queued != depth) | pop)
+        stage1_moves = left_moves | right_moves
+        last_moves = stage1_moves & stage1.entry.last
 
-            with m.State("Emit the rows going right"):
-                load = ~drain_pending | output_free
-                m.d.comb += [right_read.addr.eq(drain_index), right_read.en.eq(load)]
-                with m.If(load):
-                    with m.If(drain_pending):
-                        m.d.sync += [output_valid.eq(1), output.eq(right_read.data),
-                                     output.last.eq(drain_index == right_count)]
-                    with m.If(drain_index < right_count):
-                        m.d.sync += [drain_pending.eq(1), drain_index.eq(drain_index + 1)]
-                    with m.Else():
-                        m.d.sync += [drain_pending.eq(0), right_count.eq(0)]
-                        m.next = "Stream the segment"
+        # Intake: stop after a segment's last entry until that segment is complete.
+        m.d.comb += self.decisions.ready.eq(~stage1_valid)
+        with m.If(self.decisions.valid & ~stage1_valid):
+            m.d.comb += [decision_write.addr.eq(self.decisions.p.row),
+                         decision_write.data.eq(self.decisions.p.left),
+                         decision_write.en.eq(1)]
+        advance = (~stage1_valid | (stage1_moves & ~stage1.entry.last)) & ~current_complete
+        m.d.comb += [self.segment_in.ready.eq(advance & ~self.decisions.valid),
+                     decision_read.addr.eq(self.segment_in.p.entry.row),
+                     decision_read.en.eq(advance)]
+        with m.If(advance):
+            m.d.sync += [stage1_valid.eq(self.segment_in.valid & ~self.decisions.valid),
+                         stage1.eq(self.segment_in.p)]
+        with m.Elif(stage1_moves):
+            m.d.sync += stage1_valid.eq(0)
+
+        # Writes: a row going left in place, else a queued row of the previous segment.
+        with m.If(left_moves):
+            m.d.sync += [output_valid.eq(1), output.address.eq(stage1.base + current_lefts),
+                         output.entry.eq(stage1.entry), output.entry.last.eq(0)]
+        with m.Elif(pop):
+            m.d.sync += [output_valid.eq(1), output.address.eq(previous_address),
+                         output.entry.eq(right_read.data), output.entry.last.eq(0)]
+
+        # The queue: push at the tail, pop at the head; the read port always fetches the
+        # head after this cycle's pop (a fetch of the place being written is stale).
+        head_after = Mux(pop, following(head), head)
+        m.d.comb += [right_read.addr.eq(head_after), right_read.en.eq(1)]
+        m.d.sync += [head.eq(head_after), head_loaded.eq(~(right_moves & (tail == head_after))),
+                     queued.eq(queued + right_moves - pop)]
+        with m.If(right_moves):
+            m.d.comb += [right_write.addr.eq(tail), right_write.data.eq(stage1.entry),
+                         right_write.en.eq(1)]
+            m.d.sync += tail.eq(following(tail))
+
+        # Segment bookkeeping. A complete segment becomes the previous one as soon as the
+        # previous one's rows are all written (in the cycle its last entry moves, if so).
+        lefts_after = current_lefts + left_moves
+        rights_after = current_rights + right_moves
+        previous_after = previous_left - pop
+        with m.If(stage1_moves):
+            m.d.sync += current_base.eq(stage1.base)
+        completing_base = Mux(last_moves, stage1.base, current_base)
+        promote = (last_moves | current_complete) & (previous_after == 0)
+        with m.If(promote):
+            m.d.sync += [previous_left.eq(rights_after),
+                         previous_address.eq(completing_base + lefts_after),
+                         current_lefts.eq(0), current_rights.eq(0), current_complete.eq(0)]
+        with m.Else():
+            m.d.sync += [previous_left.eq(previous_after),
+                         current_lefts.eq(lefts_after), current_rights.eq(rights_after)]
+            with m.If(pop):
+                m.d.sync += previous_address.eq(previous_address + 1)
+            with m.If(last_moves):
+                m.d.sync += current_complete.eq(1)
+
+        m.d.comb += self.idle.eq(~stage1_valid & (queued == 0) & ~output_valid & ~current_complete)
         return m

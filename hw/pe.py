@@ -419,6 +419,9 @@ class ProcessingElement(wiring.Component):
             ]
         lanes_busy = Signal()
         m.d.comb += lanes_busy.eq(Cat(lane.busy for lane in lanes).any())
+        # A lane's last list of a partition job drains while the next job starts.
+        lanes_draining = Signal()
+        m.d.comb += lanes_draining.eq(Cat(lane.draining for lane in lanes).any())
         nonconstant_total = Signal(_bits(self.max_features))
         m.d.comb += nonconstant_total.eq(sum(lane.nonconstant for lane in lanes))
 
@@ -1002,7 +1005,8 @@ class ProcessingElement(wiring.Component):
             with m.State("Read a partition job"):
                 m.d.comb += [self.busy.eq(1), job_read.addr.eq(job_index)]
                 with m.If(job_index == jobs_queued):
-                    next_level()
+                    with m.If(~lanes_draining):     # the next level reads the lists
+                        next_level()
                 with m.Else():
                     m.next = "Load the partition job"
                 on_start()

@@ -174,7 +174,7 @@ TESTBENCHES = [
     ("radix_sorter", "sim.tb_sorter", {"random_cases": 20}),
     ("inbag_builder", "sim.tb_inbag", {"random_trees": 10}),
     ("gini_scanner", "sim.tb_gini", {"random_segments": 100}),
-    ("partition_unit", "sim.tb_partition", {"random_segments": 40}),
+    ("partition_unit", "sim.tb_partition", {"random_cases": 20}),
     ("inference_engine", "sim.tb_inference", {"random_trees": 2}),
     ("processing_element", "sim.tb_pe", {"random_cases": 20}),
 ]
