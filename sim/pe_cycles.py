@@ -8,12 +8,14 @@ checked against the golden model by the testbench), with no idle or stall cycle 
 stream and the lists served as soon as they are requested, and writes a table of the
 measured cycles beside the analytical model of ``docs/gateware.md``:
 
-    model = start-up + 3 * inbag * depth * ceil(features / lanes)
+    model = start-up + inbag * depth * (2 + ceil(features / lanes))
     start-up = n_samples (draws) + lists * n_rows (lists filtered, lanes at a time)
              = n_samples (draws) + 3 * inbag (sparse fill: thesis mode, <= 32 draws)
 
 where ``lists`` is the number of slots whose lists are filled, ``lanes`` lists side by
-side: ``ceil(features / lanes)`` in forest mode, 1 in thesis mode.
+side: ``ceil(features / lanes)`` in forest mode, 1 in thesis mode. Per level, each lane
+streams its in-bag entries once for the Gini scans, once for the go-left bits and once
+per list it holds for the partition.
 
 Per dataset and mode, ``--trees`` trees are first trained one at a time (each started from
 idle: its ``cycles`` is the latency), then the same trees back to back, each queued while
@@ -46,7 +48,7 @@ def cycle_model(record, lanes):
     draws = record.get("n_samples", n_rows)
     sparse = record["mode"] == "tree" and 0 < draws <= BUILD.get("sparse_rows", 0)
     start_up = draws + (3 * inbag if sparse else record["lists"] * n_rows)
-    return start_up + 3 * inbag * depth * -(-features // lanes)
+    return start_up + inbag * depth * (2 + -(-features // lanes))
 
 
 def measure(datasets, trees, build=BUILD):
