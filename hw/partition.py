@@ -103,7 +103,6 @@ class PartitionUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        entry_layout = inbag_layout(self.code_bits, self.row_bits, self.weight_bits)
         depth = self.max_rows
         count_bits = depth.bit_length()                 # 0 .. depth
         pointer_bits = max(1, (depth - 1).bit_length())
@@ -111,7 +110,12 @@ class PartitionUnit(wiring.Component):
         m.submodules.goes_left = goes_left = Memory(shape=1, depth=self.max_rows, init=[])
         decision_write = goes_left.write_port()
         decision_read = goes_left.read_port()
-        m.submodules.rights = rights = Memory(shape=entry_layout, depth=depth, init=[])
+        # The queue holds an entry without its last flag and with its weight less one (at
+        # least 1), as the lane bank does: 40 bits for the 2,048-row PEs, one M20K in four
+        # less than the entry's 42.
+        stored_layout = data.StructLayout({"row": self.row_bits, "code": self.code_bits,
+                                           "weight_less_one": (self.max_samples - 1).bit_length()})
+        m.submodules.rights = rights = Memory(shape=stored_layout, depth=depth, init=[])
         right_write = rights.write_port()
         right_read = rights.read_port()
 
@@ -171,8 +175,11 @@ class PartitionUnit(wiring.Component):
             m.d.sync += [output_valid.eq(1), output.address.eq(stage1.base + current_lefts),
                          output.entry.eq(stage1.entry), output.entry.last.eq(0)]
         with m.Elif(pop):
+            queued_entry = right_read.data
             m.d.sync += [output_valid.eq(1), output.address.eq(previous_address),
-                         output.entry.eq(right_read.data), output.entry.last.eq(0)]
+                         output.entry.row.eq(queued_entry.row), output.entry.code.eq(queued_entry.code),
+                         output.entry.weight.eq(queued_entry.weight_less_one + 1),
+                         output.entry.last.eq(0)]
 
         # The queue: push at the tail, pop at the head; the read port always fetches the
         # head after this cycle's pop (a fetch of the place being written is stale).
@@ -181,7 +188,9 @@ class PartitionUnit(wiring.Component):
         m.d.sync += [head.eq(head_after), head_loaded.eq(~(right_moves & (tail == head_after))),
                      queued.eq(queued + right_moves - pop)]
         with m.If(right_moves):
-            m.d.comb += [right_write.addr.eq(tail), right_write.data.eq(stage1.entry),
+            m.d.comb += [right_write.addr.eq(tail), right_write.data.row.eq(stage1.entry.row),
+                         right_write.data.code.eq(stage1.entry.code),
+                         right_write.data.weight_less_one.eq(stage1.entry.weight - 1),
                          right_write.en.eq(1)]
             m.d.sync += tail.eq(following(tail))
 

@@ -294,7 +294,10 @@ class ProcessingElement(wiring.Component):
         node_read = node_memory.read_port()
         job_layout = data.StructLayout({"feature": self.feature_bits, "threshold": code_bits,
                                         "start": self.position_bits, "length": self.position_bits})
-        m.submodules.job_memory = job_memory = Memory(shape=job_layout, depth=self.max_nodes, init=[])
+        # A partition job is a split node of the level (at least two in-bag rows each, in
+        # disjoint segments), so a level holds at most max_inbag_rows // 2 of them.
+        job_depth = max(1, min(self.max_nodes, self.max_inbag_rows // 2))
+        m.submodules.job_memory = job_memory = Memory(shape=job_layout, depth=job_depth, init=[])
         job_write = job_memory.write_port()
         job_read = job_memory.read_port()
         tag_bits = _bits(self.max_nodes)
