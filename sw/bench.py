@@ -7,7 +7,8 @@ results/compare.csv] [--out results/bench.md]``
    of fold 0 trained in the Verilator simulation of the whole accelerator (the
    comparison's build, :data:`sw.compare.SIM_DESIGN`, one PE), each checked equal to the
    golden model's, beside ``sim.pe_cycles.cycle_model`` for the same trees (its start-up
-   plus three passes over the in-bag rows per level and lane group); and the presort
+   plus, per level, a pass over the in-bag rows for the scans, one for the go-left bits and
+   one per list a lane holds for the partition); and the presort
    beside the radix sorter's formula ``features x (n (passes + 2) + passes 2^radix)``.
 2. **Speed-up against scikit-learn per dataset** (from ``results/compare.csv``, the
    comparison ``make`` writes): where the modelled time goes (load and presort vs trees)
