@@ -130,9 +130,8 @@ class PartitionUnit(wiring.Component):
         head_loaded = Signal()                          # right_read.data holds the head
         previous_left = Signal(count_bits)              # previous segment's rows still queued
         previous_address = Signal(self.address_bits)    # where the next of them goes
-        current_lefts = Signal(count_bits)              # current segment so far
-        current_rights = Signal(count_bits)
-        current_base = Signal(self.address_bits)
+        current_lefts = Signal(count_bits)              # current segment so far (its rows
+                                                        # going right: queued - previous_left)
         current_complete = Signal()                     # its last entry is in; waits for the previous
 
         output_valid = Signal()
@@ -195,25 +194,23 @@ class PartitionUnit(wiring.Component):
             m.d.sync += tail.eq(following(tail))
 
         # Segment bookkeeping. A complete segment becomes the previous one as soon as the
-        # previous one's rows are all written (in the cycle its last entry moves, if so).
+        # previous one's rows are all written (in the cycle its last entry moves, if so):
+        # then every queued row is its. Stage 1 keeps the last entry (and its base) until
+        # then, since no entry is taken in meanwhile.
         lefts_after = current_lefts + left_moves
-        rights_after = current_rights + right_moves
         previous_after = previous_left - pop
-        with m.If(stage1_moves):
-            m.d.sync += current_base.eq(stage1.base)
-        completing_base = Mux(last_moves, stage1.base, current_base)
         promote = (last_moves | current_complete) & (previous_after == 0)
         with m.If(promote):
-            m.d.sync += [previous_left.eq(rights_after),
-                         previous_address.eq(completing_base + lefts_after),
-                         current_lefts.eq(0), current_rights.eq(0), current_complete.eq(0)]
+            m.d.sync += [previous_left.eq(queued + right_moves - pop),
+                         previous_address.eq(stage1.base + lefts_after),
+                         current_lefts.eq(0), current_complete.eq(0)]
         with m.Else():
-            m.d.sync += [previous_left.eq(previous_after),
-                         current_lefts.eq(lefts_after), current_rights.eq(rights_after)]
+            m.d.sync += [previous_left.eq(previous_after), current_lefts.eq(lefts_after)]
             with m.If(pop):
                 m.d.sync += previous_address.eq(previous_address + 1)
             with m.If(last_moves):
                 m.d.sync += current_complete.eq(1)
 
-        m.d.comb += self.idle.eq(~stage1_valid & (queued == 0) & ~output_valid & ~current_complete)
+        # (A complete segment waiting for the previous one has rows queued.)
+        m.d.comb += self.idle.eq(~stage1_valid & (queued == 0) & ~output_valid)
         return m

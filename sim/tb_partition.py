@@ -15,7 +15,6 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.partition import decision_layout, partition_input_layout, partition_write_layout
-from sim.streams import unpack
 from sim.testbench import StreamTestbench
 from sw.model import stable_partition
 
@@ -30,11 +29,10 @@ class PartitionTestbench(StreamTestbench):
         weight_bits = self.design["max_samples"].bit_length()
         self.max_weight = self.design["max_samples"]
         layouts = (self.code_bits, row_bits, weight_bits, self.address_bits)
-        self.write_layout = partition_write_layout(*layouts)
         self.decisions = self.source("decisions", decision_layout(row_bits))
         self.segment_in = self.source("segment_in", partition_input_layout(*layouts))
-        self.writes = self.sink("writes", self.write_layout)
-        self.write_log = []                 # (address, entries taken in by then)
+        self.writes = self.sink("writes", partition_write_layout(*layouts))
+        self.taken_at_write = []            # per write (in order): entries taken in by then
 
     async def begin(self):
         await super().begin()
@@ -44,8 +42,7 @@ class PartitionTestbench(StreamTestbench):
         while True:
             await ReadOnly()
             if int(self.dut.writes__valid.value) and int(self.dut.writes__ready.value):
-                write = unpack(self.write_layout, self.dut.writes__payload.value)
-                self.write_log.append((write["address"], self.segment_in.sent))
+                self.taken_at_write.append(self.segment_in.sent)  # the sink logs the write
             await RisingEdge(self.dut.clk)
 
     async def wait_for(self, condition, budget, label):
@@ -55,7 +52,7 @@ class PartitionTestbench(StreamTestbench):
             await RisingEdge(self.dut.clk)
         raise AssertionError(f"{label}: timed out after {budget} cycles")
 
-    def random_job(self, lists=None):
+    def random_job(self):
         length = self.rng.choice([1, 2, 3, self.max_rows, self.rng.randint(1, self.max_rows)])
         rows = np.array(self.rng.sample(range(self.max_rows), length))
         goes_left = np.zeros(self.max_rows, dtype=bool)
@@ -68,13 +65,13 @@ class PartitionTestbench(StreamTestbench):
         elif kind == 3:
             goes_left[rows] = [self.rng.random() < 0.5 for _ in rows]
         # kind 1: everything right
-        lists = lists or self.rng.randint(1, 4)
+        lists = self.rng.randint(1, 4)
         return rows, goes_left, [self.rng.sample(list(rows), length) for _ in range(lists)]
 
     async def run_case(self, jobs, label):
         """Stream the jobs' segments (disjoint address ranges) and check the bank image."""
         first_index = self.segment_in.sent
-        self.write_log.clear()
+        self.taken_at_write.clear()
         bank, expected, order, base = {}, {}, [], 0
         for job, (rows, goes_left, lists) in enumerate(jobs):
             await self.wait_for(lambda: self.segment_in.idle, 40 * self.max_rows + 400,
@@ -106,10 +103,11 @@ class PartitionTestbench(StreamTestbench):
         await ClockCycles(self.dut.clk, 3)           # nothing may follow
         assert int(self.dut.idle.value)
         taken_before = {address: first_index + index for index, address in enumerate(order)}
-        written = [address for address, _ in self.write_log]
+        written = [write["address"] for write in self.writes.received]
+        assert len(self.taken_at_write) == len(written)
         assert sorted(written) == sorted(order), \
             f"{label}: {len(written)} writes to {len(set(written))} addresses, expected {len(order)}"
-        for address, taken in self.write_log:
+        for address, taken in zip(written, self.taken_at_write):
             assert taken > taken_before[address], \
                 f"{label}: address {address} written before its entry was taken in"
         for write in self.writes.received:
