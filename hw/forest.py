@@ -86,7 +86,7 @@ class ForestTrainer(wiring.Component):
         size (nothing started; cleared by the next good start), a malformed dataset stream
         (cleared by the next dataset), a start while busy (ignored; cleared by the next
         accepted start), a PE stopped on an error (``tree_error``: a tree needs more levels
-        or nodes than built for; no tree is dispatched after it, a tree already going out
+        or nodes, or its bootstrap more distinct rows, than built for; no tree is dispatched after it, a tree already going out
         on ``nodes`` goes out whole, and the next start clears the PEs).
     cycles, sort_cycles : Out(32)
         Cycles from ``start`` to the end of the forest, and of the presort alone.
@@ -167,7 +167,7 @@ class ForestTrainer(wiring.Component):
         entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
         code_writes, code_reads = [], []
         presorted_writes = []
-        presorted_reads = [[] for _ in pes]
+        presorted_reads = []            # one port per lane: the list rotor serves every PE
         # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
         code_lookups = [[] for _ in pes]
         for lane, depth in enumerate(lane_depths):
@@ -180,8 +180,7 @@ class ForestTrainer(wiring.Component):
             memory = Memory(shape=entry, depth=depth, init=[])
             m.submodules[f"presorted{lane}"] = memory
             presorted_writes.append(memory.write_port())
-            for ports in presorted_reads:
-                ports.append(memory.read_port())
+            presorted_reads.append(memory.read_port())
         m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
         label_write = labels.write_port()
         label_reads = [labels.read_port() for _ in range(lanes)]        # one per sorter
@@ -268,29 +267,77 @@ class ForestTrainer(wiring.Component):
             m.d.comb += lane_features[lane].eq(Mux(n_features > lane,
                                                    (n_features - lane + (lanes - 1)) >> lane_bits, 0))
 
-        # ------------------------------------------------------------ list servers
-        for index, (pe, ports) in enumerate(zip(pes, presorted_reads)):
-            address = Signal(range(slots * max_rows + 1), name=f"serve{index}_address")
-            remaining = Signal(row_bits + 2, name=f"serve{index}_remaining")
-            staged = Signal(name=f"serve{index}_staged")
-            last = Signal(name=f"serve{index}_last")
-            advance = ~staged | pe.presorted.ready
-            m.d.comb += [pe.presorted.valid.eq(staged), pe.presorted.p.last.eq(last)]
-            for lane, port in enumerate(ports):
-                m.d.comb += [port.addr.eq(address), port.en.eq(advance),
-                             pe.presorted.p.entries[lane].eq(port.data)]
-            with m.If(advance):
-                m.d.sync += [staged.eq(remaining != 0), last.eq(remaining == 1)]
-                with m.If(remaining != 0):
-                    m.d.sync += [address.eq(address + 1), remaining.eq(remaining - 1)]
-            # A new request is taken once the previous list has gone out.
-            with m.If((remaining == 0) & ~(staged & ~(last & pe.presorted.ready))):
-                m.d.comb += pe.list_requests.ready.eq(1)
-                with m.If(pe.list_requests.valid):
-                    m.d.sync += [address.eq(pe.list_requests.p.slot * max_rows),
-                                 remaining.eq(n_rows)]
-            with m.If(begin):
-                m.d.sync += [remaining.eq(0), staged.eq(0)]
+        # ------------------------------------------------------------ list rotor
+        # One read port per lane serves every PE (one copy of the presorted bank, not one
+        # per PE). The rotor streams the slots' lists one after another (slot 0 .. used - 1,
+        # then slot 0 again), one word per cycle, each word tagged with its slot and whether
+        # it is a list's first or last. A PE's server takes one list request at a time and
+        # locks on at the first word of the requested slot; it forwards that list and takes
+        # the next request with its last word, so consecutive slots (a forest-mode fill)
+        # follow without a gap. Every PE locked on the same word gets it at once; a PE that
+        # is not ready holds the rotor for all. While no server is locked, the rotor jumps
+        # to the first word of the slot the lowest-numbered waiting PE wants (a lone PE
+        # never waits); otherwise a PE waits for its slot to come round (at most
+        # ceil(F / lanes) lists).
+        slots_used = lane_features[0]                   # ceil(n_features / lanes)
+        rotor_slot = Signal(range(slots), name="rotor_slot")
+        rotor_position = Signal(row_bits + 1, name="rotor_position")
+        rotor_valid = Signal(name="rotor_out_valid")
+        rotor_out = Signal(range(slots), name="rotor_out_slot")
+        rotor_first = Signal(name="rotor_out_first")
+        rotor_last = Signal(name="rotor_out_last")
+        want_valid = [Signal(name=f"serve{index}_want") for index in range(len(pes))]
+        want_slot = [Signal(range(slots), name=f"serve{index}_want_slot") for index in range(len(pes))]
+        served = [Signal(name=f"serve{index}_locked") for index in range(len(pes))]
+        serving_now = [Signal(name=f"serve{index}_locking") for index in range(len(pes))]
+        forwarding = [Signal(name=f"serve{index}_forwarding") for index in range(len(pes))]
+        for index, pe in enumerate(pes):
+            m.d.comb += [
+                serving_now[index].eq(want_valid[index] & ~served[index] & rotor_valid & rotor_first &
+                                  (rotor_out == want_slot[index]) & pe.busy),
+                forwarding[index].eq(rotor_valid & (served[index] | serving_now[index]) & pe.busy),
+                pe.presorted.valid.eq(forwarding[index]), pe.presorted.p.last.eq(rotor_last),
+            ]
+            for lane, port in enumerate(presorted_reads):
+                m.d.comb += pe.presorted.p.entries[lane].eq(port.data)
+        stall = Cat(forwarding[index] & ~pe.presorted.ready for index, pe in enumerate(pes)).any()
+        serving = Cat(forwarding).any()
+        wanted = Cat(want_valid).any()
+        jump_slot = Signal(range(slots), name="rotor_jump_slot")
+        for index in reversed(range(len(pes))):         # the lowest-numbered waiting PE
+            with m.If(want_valid[index]):
+                m.d.comb += jump_slot.eq(want_slot[index])
+        jump = ~serving & ~Cat(served).any() & wanted
+        issue = (serving | Cat(served).any() | wanted) & ~stall
+        current_slot = Mux(jump, jump_slot, rotor_slot)
+        current_position = Mux(jump, 0, rotor_position)
+        for port in presorted_reads:
+            m.d.comb += [port.addr.eq(current_slot * max_rows + current_position), port.en.eq(~stall)]
+        with m.If(~stall):
+            m.d.sync += [rotor_valid.eq(issue), rotor_out.eq(current_slot),
+                         rotor_first.eq(current_position == 0), rotor_last.eq(current_position == n_rows - 1)]
+        with m.If(issue):
+            with m.If(current_position == n_rows - 1):
+                m.d.sync += [rotor_position.eq(0),
+                             rotor_slot.eq(Mux(current_slot + 1 >= slots_used, 0, current_slot + 1))]
+            with m.Else():
+                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot)]
+        for index, pe in enumerate(pes):
+            finishing = forwarding[index] & pe.presorted.ready & rotor_last
+            busy_after = (((served[index] | serving_now[index]) & ~finishing) |
+                          (want_valid[index] & ~serving_now[index]))
+            m.d.comb += pe.list_requests.ready.eq(~busy_after)
+            m.d.sync += served[index].eq((served[index] | serving_now[index]) & ~finishing)
+            with m.If(pe.list_requests.valid & ~busy_after):
+                m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(pe.list_requests.p.slot)]
+            with m.Elif(serving_now[index]):
+                m.d.sync += want_valid[index].eq(0)
+            # A PE that stopped (an error, or the next forest's reset) drops its list.
+            with m.If(~pe.busy):
+                m.d.sync += [served[index].eq(0), want_valid[index].eq(0)]
+        with m.If(begin):
+            m.d.sync += [rotor_valid.eq(0), rotor_slot.eq(0), rotor_position.eq(0),
+                         [flag.eq(0) for flag in want_valid + served]]
 
         # ------------------------------------------------------------ code look-ups
         # One answer register per PE: a request is taken when the answer slot is free (or
@@ -334,8 +381,8 @@ class ForestTrainer(wiring.Component):
             m.d.comb += pe.tree_index.eq(Mux(pe.start | pe.queue, next_tree, pe_tree[index]))
         owner = Signal(range(self.pe_count))
         locked = Signal()
-        pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.bad_config)
-                        for pe in pes).any()
+        pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.inbag_overflow |
+                         pe.bad_config) for pe in pes).any()
 
         with m.FSM(init="Idle"):
             with m.State("Idle"):

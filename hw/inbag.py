@@ -104,7 +104,8 @@ class InBagBuilder(wiring.Component):
     filtering : Out(1)
         A word taken from ``presorted`` has not yet gone out on ``inbag`` (or been dropped).
     weights_ready : Out(1)
-        The bootstrap is drawn; lists can flow.
+        The bootstrap is drawn; lists can flow. Low in the cycle of a ``start`` (the last
+        tree's weights and ``inbag_rows`` are still there then).
     inbag_rows : Out(row_bits + 1)
         Number of distinct in-bag rows (valid with ``weights_ready``).
     bad_config : Out(1)
@@ -244,7 +245,7 @@ class InBagBuilder(wiring.Component):
 
             with m.Case(_Phase.FILTER_LISTS):
                 m.d.comb += [
-                    self.weights_ready.eq(1),
+                    self.weights_ready.eq(~self.start),
                     random.requests.valid.eq(self.draw_requests.valid),
                     random.requests.p.bound.eq(self.draw_requests.p.bound),
                     self.draw_requests.ready.eq(random.requests.ready),

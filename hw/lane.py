@@ -70,7 +70,10 @@ class FeatureLane(wiring.Component):
     Parameters (all checked by :class:`hw.pe.ProcessingElement`)
     ----------
     slots : int
-        Lists held (features per lane).
+        Slots the lane is addressed with (features per lane, rounded up over all lanes).
+    bank_slots : int or None
+        Lists the bank stores (this lane's features; default ``slots``): a lane past the
+        last feature in some slot never uses that slot, so its bank leaves it out.
     list_rows : int
         Capacity of one list (largest number of distinct in-bag rows).
     row_bits, weight_bits, code_bits, label_bits, count_bits : int
@@ -79,8 +82,9 @@ class FeatureLane(wiring.Component):
     """
 
     def __init__(self, *, slots, list_rows, max_rows, max_samples, code_bits, classes, count_bits,
-                 visit_bits):
+                 visit_bits, bank_slots=None):
         self.slots = slots
+        self.bank_slots = slots if bank_slots is None else bank_slots
         self.list_rows = list_rows
         self.max_rows = max_rows
         self.max_samples = max_samples
@@ -134,7 +138,8 @@ class FeatureLane(wiring.Component):
         code_bits = self.code_bits
         list_rows = self.list_rows
 
-        m.submodules.bank = bank = Memory(shape=self.stored_layout, depth=self.slots * list_rows, init=[])
+        m.submodules.bank = bank = Memory(shape=self.stored_layout, depth=self.bank_slots * list_rows,
+                                         init=[])
         bank_write = bank.write_port()
         bank_read = bank.read_port()
         m.submodules.constants = constants = Memory(shape=1, depth=self.slots, init=[])
@@ -147,7 +152,7 @@ class FeatureLane(wiring.Component):
             row_bits=self.position_bits)
         m.submodules.partition = partition = PartitionUnit(
             max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits,
-            address_bits=self.address_bits)
+            address_bits=self.address_bits, max_segment=list_rows)
         m.submodules.job_queue = job_queue = SyncFIFO(
             width=len(self.jobs.payload.as_value()), depth=self.slots)
         m.d.comb += [

@@ -69,7 +69,11 @@ class PartitionUnit(wiring.Component):
     Parameters
     ----------
     max_rows : int
-        Rows of the dataset (go-left memory depth, longest segment, queue depth), 2 to 2**20.
+        Rows of the dataset (go-left memory depth), 2 to 2**20.
+    max_segment : int or None
+        Longest segment (the queue of rows going right holds this many entries: a segment's
+        own and its predecessor's still queued never exceed it), 1 to ``max_rows``; default
+        ``max_rows``. A PE passes its in-bag list length.
     max_samples : int
         Largest bootstrap weight carried with an entry, 1 to 2**20.
     code_bits : int
@@ -78,9 +82,13 @@ class PartitionUnit(wiring.Component):
         Width of the bank addresses, 1 to 32.
     """
 
-    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, address_bits=16):
+    def __init__(self, *, max_rows=4096, max_samples=4096, code_bits=16, address_bits=16,
+                 max_segment=None):
         try:
             check_integer("max_rows", max_rows, 2, 1 << 20)
+            if max_segment is None:
+                max_segment = max_rows
+            check_integer("max_segment", max_segment, 1, max_rows)
             check_integer("max_samples", max_samples, 1, 1 << 20)
             check_integer("code_bits", code_bits, 1, 32)
             check_integer("address_bits", address_bits, 1, 32)
@@ -88,6 +96,7 @@ class PartitionUnit(wiring.Component):
             refuse_construction(self)
             raise
         self.max_rows = max_rows
+        self.max_segment = max_segment
         self.max_samples = max_samples
         self.code_bits = code_bits
         self.address_bits = address_bits
@@ -103,7 +112,7 @@ class PartitionUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        depth = self.max_rows
+        depth = self.max_segment
         count_bits = depth.bit_length()                 # 0 .. depth
         pointer_bits = max(1, (depth - 1).bit_length())
 

@@ -100,7 +100,13 @@ class ProcessingElement(wiring.Component):
         Largest bootstrap size (draws per tree), 1 to 2**20.
     max_inbag_rows : int or None
         Capacity of one in-bag list (distinct in-bag rows); default ``max_rows``. A tree
-        whose in-bag rows could exceed it is refused (``bad_config``).
+        without bootstrap whose ``n_rows`` exceed it, or a sparse-fill tree whose draws
+        could, is refused (``bad_config``); a bootstrap that turns out to hold more
+        distinct rows raises ``inbag_overflow`` before any list is written. A bootstrap of
+        ``n`` draws from ``n`` rows holds about ``0.632 n`` distinct rows (standard
+        deviation ``0.31 sqrt(n)``), so lists much shorter than ``max_rows`` hold every
+        bootstrap but with a vanishing probability (``sw.bench_pe_fit.inbag_capacity``;
+        docs/gateware.md).
     max_features : int
         Features of the dataset the PE holds lists for (1 to 4096).
     feature_lanes : int
@@ -143,10 +149,11 @@ class ProcessingElement(wiring.Component):
     busy, done : Out(1)
         Training or writing a tree; the last tree was written completely and none is
         queued.
-    bad_config, bad_input, node_overflow, depth_overflow : Out(1)
+    bad_config, bad_input, node_overflow, depth_overflow, inbag_overflow : Out(1)
         Sticky until the next ``start``: the configuration was out of range (nothing
         started), a presorted list was malformed (length or label), the node memory or
-        the depth range would have been exceeded (training stopped, no tree written).
+        the depth range would have been exceeded, the bootstrap drew more distinct rows
+        than ``max_inbag_rows`` (training stopped, no tree written).
     cycles : Out(32)
         Cycles from ``start`` (or from the previous tree's end, for a queued tree) to the
         end of the tree (or the error).
@@ -242,6 +249,7 @@ class ProcessingElement(wiring.Component):
             "bad_input": Out(1),
             "node_overflow": Out(1),
             "depth_overflow": Out(1),
+            "inbag_overflow": Out(1),
             "cycles": Out(32),
             "list_requests": Out(stream.Signature(list_request_layout(self.slot_bits))),
             "presorted": In(stream.Signature(presorted_word_layout(feature_lanes, self.row_bits, code_bits,
@@ -275,7 +283,9 @@ class ProcessingElement(wiring.Component):
         promoting = Signal()            # ... and the queued tree takes over from it
         lanes = []
         for index in range(lanes_n):
-            lane = FeatureLane(slots=self.slots, list_rows=self.max_inbag_rows,
+            # Lane l holds features l, l + lanes, ...: the last slot may be empty in some lanes.
+            lane = FeatureLane(slots=self.slots, bank_slots=max(1, -(-(self.max_features - index) // lanes_n)),
+                               list_rows=self.max_inbag_rows,
                                max_rows=self.max_rows, max_samples=self.max_samples,
                                code_bits=code_bits, classes=classes, count_bits=count_bits,
                                visit_bits=self.visit_bits)
@@ -599,7 +609,8 @@ class ProcessingElement(wiring.Component):
             (self.n_rows == 0) | (self.n_rows > self.max_rows) |
             (self.n_features == 0) | (self.n_features > self.max_features) |
             (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))) |
-            (in_bag_bound > self.max_inbag_rows) |
+            # Known before the draws: all rows in the bag, or a sparse fill (few draws).
+            ((~self.bootstrap | port_config.sparse) & (in_bag_bound > self.max_inbag_rows)) |
             (self.features_per_node == 0) | (self.min_samples_split < 2) | (self.min_samples_leaf == 0) |
             (self.depth_limited & (self.depth_limit > self.max_depth)))
 
@@ -607,7 +618,8 @@ class ProcessingElement(wiring.Component):
             """A start (re)begins a tree from any state; it wins over the state's own moves."""
             with m.If(self.start):
                 m.d.sync += [self.bad_config.eq(config_bad), self.bad_input.eq(0),
-                             self.node_overflow.eq(0), self.depth_overflow.eq(0), self.done.eq(0),
+                             self.node_overflow.eq(0), self.depth_overflow.eq(0),
+                             self.inbag_overflow.eq(0), self.done.eq(0),
                              cycles.eq(0)]
                 with m.If(config_bad):
                     m.next = "Idle"
@@ -743,7 +755,10 @@ class ProcessingElement(wiring.Component):
 
             with m.State("Draw the bootstrap"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(inbag.weights_ready):
+                with m.If(inbag.weights_ready & (inbag.inbag_rows > self.max_inbag_rows)):
+                    # More distinct rows than a list holds: stop before the fill writes any.
+                    abort(self.inbag_overflow)
+                with m.Elif(inbag.weights_ready):
                     m.d.sync += [lists_requested.eq(0), lists_received.eq(0),
                                  [slot.eq(0) for slot in fill_slots],
                                  [position.eq(0) for position in fill_positions],

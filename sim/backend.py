@@ -19,6 +19,7 @@ import tempfile
 import time
 
 from sim.runner import simulate
+from sw.model import inbag_row_count
 
 __all__ = ["design_for", "train", "train_batch", "predict", "CLOCK_HZ"]
 
@@ -45,9 +46,16 @@ def design_for(n_rows, n_features, n_classes, n_trees, params, *, pe_count=2, fe
     }
 
 
-def _check_holds(design, codes, params, n_trees):
-    """Refuse a ``design`` too small for the job, naming the parameter."""
+def _check_holds(design, codes, params, n_trees, seed):
+    """Refuse a ``design`` too small for the job, naming the parameter (for lists shorter
+    than the rows, ``max_inbag_rows``: the first tree whose bootstrap does not fit)."""
     n_rows, n_features = codes.shape
+    lists = design.get("max_inbag_rows") or design.get("max_rows", n_rows)
+    for tree in range(n_trees if lists < n_rows else 0):
+        distinct = inbag_row_count(n_rows, params, seed, tree)
+        if distinct > lists:
+            raise ValueError(f"design max_inbag_rows = {lists} is too small: tree {tree} of seed "
+                             f"{seed} draws {distinct} distinct rows")
     needed = {"max_rows": n_rows, "max_samples": params.max_samples, "max_features": n_features,
               "classes": params.n_classes, "max_trees": n_trees,
               "code_bits": max(1, int(codes.max(initial=0)).bit_length())}
@@ -89,7 +97,7 @@ def train(codes, labels, params, seed, n_trees, *, pe_count=2, feature_lanes=8, 
                             pe_count=pe_count, feature_lanes=feature_lanes, code_bits=code_bits)
     else:
         design = dict(design)
-        _check_holds(design, codes, params, n_trees)
+        _check_holds(design, codes, params, n_trees, seed)
     job = {"train": {"codes": codes, "labels": labels, "params": params, "seed": seed,
                      "n_trees": n_trees}}
     if predict_codes is not None:
@@ -113,7 +121,7 @@ def train_batch(jobs, design, *, watch_cycles=16, progress=None):
     """
     design = dict(design)
     for job in jobs:
-        _check_holds(design, job["codes"], job["params"], job["n_trees"])
+        _check_holds(design, job["codes"], job["params"], job["n_trees"], job["seed"])
     settings = {"watch_cycles": watch_cycles}
     with tempfile.TemporaryDirectory(prefix="hwforest-") as folder:
         if progress is not None:

@@ -155,7 +155,9 @@ class HostDriver:
             raise SystemError_(
                 f"training stopped: STATUS.tree_error is set (a tree needs more than the "
                 f"build's max_depth = {capacity.max_depth} levels or max_nodes = "
-                f"{capacity.max_nodes} nodes; limit max_depth or build for more)")
+                f"{capacity.max_nodes} nodes, or its bootstrap more than max_inbag_rows = "
+                f"{capacity.max_inbag_rows} distinct rows; limit max_depth or max_samples, "
+                f"or build for more)")
         groups = {}
         for beat in self.trees.received:
             groups.setdefault(beat["tree"], []).append(beat["node"])

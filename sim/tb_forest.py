@@ -13,8 +13,8 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.forest import dataset_layout, forest_node_layout
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
-                       depth_overflow_expected, quantised_dataset, tree_budget, tree_from_nodes,
-                       tree_inputs)
+                       depth_overflow_expected, inbag_overflow_expected, quantised_dataset, tree_budget,
+                       tree_from_nodes, tree_inputs)
 from sw.model import TrainingParameters, train_forest
 
 class ForestTestbench(StreamTestbench):
@@ -78,13 +78,15 @@ class ForestTestbench(StreamTestbench):
                 for tree, nodes in groups.items()}
 
     def overflowing_trees(self, codes, labels, params, seed, n_trees):
-        """The trees of the forest that need a node deeper than the PEs hold (unlimited depth)."""
+        """The trees of the forest the PEs cannot hold: a bootstrap with more distinct rows
+        than a list, or a node deeper than the PEs hold (unlimited depth)."""
         return [tree for tree in range(n_trees)
-                if depth_overflow_expected(codes, labels, params, seed, tree, self.max_depth)]
+                if inbag_overflow_expected(len(codes), params, seed, tree, self.max_inbag_rows)
+                or depth_overflow_expected(codes, labels, params, seed, tree, self.max_depth)]
 
     async def check_forest(self, codes, labels, params, seed, n_trees, label):
-        """Train a forest and compare it with the model. A forest with a tree too deep for the
-        PEs must stop on ``tree_error``; the trees that came out before must still be right.
+        """Train a forest and compare it with the model. A forest with a tree the PEs cannot
+        hold (too deep, or too many distinct in-bag rows) must stop on ``tree_error``; the trees that came out before must still be right.
         Returns the cycle count, or None for a forest stopped on ``tree_error``."""
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)
@@ -113,8 +115,8 @@ class ForestTestbench(StreamTestbench):
         if overflowing:
             assert flags == {"done": 0, "bad_config": 0, "dataset_error": 0, "tree_error": 1,
                              "start_while_busy": 0}, \
-                f"{label}: trees {overflowing} are too deep for the PEs, but the flags are {flags}"
-            assert not set(trees) & set(overflowing), f"{label}: too deep trees {overflowing} came out"
+                f"{label}: the PEs cannot hold trees {overflowing}, but the flags are {flags}"
+            assert not set(trees) & set(overflowing), f"{label}: trees {overflowing} came out"
         else:
             assert flags == {"done": 1, "bad_config": 0, "dataset_error": 0, "tree_error": 0,
                              "start_while_busy": 0}, f"{label}: flags {flags}"
@@ -138,7 +140,9 @@ class ForestTestbench(StreamTestbench):
         codes = np.array([[rng.randint(0, top) for _ in range(n_features)] for _ in range(n_rows)])
         labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)])
         thesis = rng.random() < 0.3
-        max_samples = min(16 if thesis else n_rows, self.max_samples, self.max_inbag_rows)
+        # Thesis mode's 16 draws take the sparse fill, refused unless they fit a list; a
+        # forest-mode bootstrap may overflow the lists (the forest then stops on tree_error).
+        max_samples = min(16, self.max_samples, self.max_inbag_rows) if thesis else min(n_rows, self.max_samples)
         params = TrainingParameters(
             n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 3, self.max_depth]),
             max_samples=max_samples, max_features=max(1, int(n_features ** 0.5)),

@@ -10,6 +10,7 @@ Settings (from the runner): ``random_cases``, ``datasets`` (names for ``sw.datas
 write the per-tree cycle counts to).
 """
 
+import collections
 import dataclasses
 
 import cocotb
@@ -19,8 +20,13 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_word_layout
 from sim.testbench import StreamTestbench
 from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
-                       quantised_dataset, tree_budget, tree_from_nodes)
-from sw.model import TrainingParameters, presorted_order, train_tree
+                       inbag_overflow_expected, quantised_dataset, tree_budget, tree_from_nodes)
+from sw.model import TrainingParameters, inbag_row_count, presorted_order, train_tree
+
+#: The PE's status flags; a tree ends on ``done`` or one of the errors.
+FLAGS = ("bad_config", "bad_input", "node_overflow", "depth_overflow", "inbag_overflow", "done")
+FINISHED = {**{name: 0 for name in FLAGS}, "done": 1}
+
 
 class PETestbench(StreamTestbench):
     def __init__(self, dut):
@@ -42,6 +48,7 @@ class PETestbench(StreamTestbench):
         self.looked_up = 0
         self.lists = None               # feature -> list of presorted entries
         self.cycle_log = []
+        self.outcomes = collections.Counter()
 
     async def begin(self):
         await super().begin()
@@ -125,8 +132,7 @@ class PETestbench(StreamTestbench):
             await ClockCycles(dut.clk, 16)
             waited += 16
             await ReadOnly()
-            if int(dut.done.value) or int(dut.bad_input.value) or int(dut.node_overflow.value) \
-                    or int(dut.depth_overflow.value) or int(dut.bad_config.value):
+            if any(int(getattr(dut, name).value) for name in FLAGS):
                 await RisingEdge(dut.clk)
                 return
         raise AssertionError(f"{label}: the PE did not finish within {budget} cycles "
@@ -151,6 +157,12 @@ class PETestbench(StreamTestbench):
                                   max_samples=min(n_rows, self.max_samples, self.max_inbag_rows),
                                   max_features=max(1, int(n_features ** 0.5)))
 
+    def fitting_bootstrap(self, params, n_rows):
+        """``params`` with at most ``max_inbag_rows`` draws if they could overflow a list."""
+        if params.bootstrap and min(params.max_samples, n_rows) > self.max_inbag_rows:
+            return dataclasses.replace(params, max_samples=self.max_inbag_rows)
+        return params
+
     def expected_overflow(self, codes, labels, params, seed, tree_index):
         """Whether an unlimited tree would need a node deeper than the PE holds."""
         return depth_overflow_expected(codes, labels, params, seed, tree_index, self.max_depth)
@@ -162,15 +174,15 @@ class PETestbench(StreamTestbench):
         n_rows, n_features = codes.shape
         self.prepare_lists(codes, labels)
         self.configure(n_rows, n_features, params, seed, tree_index)
-        overflow = self.expected_overflow(codes, labels, params, seed, tree_index)
-        expected = None if overflow else train_tree(codes, labels, params, seed, tree_index)
+        inbag_over = inbag_overflow_expected(n_rows, params, seed, tree_index, self.max_inbag_rows)
+        overflow = not inbag_over and self.expected_overflow(codes, labels, params, seed, tree_index)
+        expected = None if overflow or inbag_over else train_tree(codes, labels, params, seed, tree_index)
         depth = self.max_depth if expected is None else int(expected.depth.max())
         lists = self.slots_filled(params.feature_sampling, n_features)
         await self.start()
         await self.wait_until_finished(self.budget(n_rows, n_features, depth, lists), label)
         await ReadOnly()
-        flags = {name: int(getattr(self.dut, name).value)
-                 for name in ("bad_config", "bad_input", "node_overflow", "depth_overflow", "done")}
+        flags = {name: int(getattr(self.dut, name).value) for name in FLAGS}
         cycles = int(self.dut.cycles.value)
         await RisingEdge(self.dut.clk)
         # Every list the PE asked for must have been taken whole (nothing left for the next tree).
@@ -178,12 +190,21 @@ class PETestbench(StreamTestbench):
         assert self.codes.idle, f"{label}: {len(self.codes.queue)} code answers were left unread"
         sparse = (params.feature_sampling == "tree" and params.bootstrap
                   and params.max_samples <= self.design.get("sparse_rows", 0))
-        assert (len(self.code_requests.received) > 0) == sparse and (len(self.requests.received) > 0) != sparse, \
+        assert inbag_over or ((len(self.code_requests.received) > 0) == sparse
+                              and (len(self.requests.received) > 0) != sparse), \
             f"{label}: the sparse fill should {'' if sparse else 'not '}have been used"
+        self.outcomes[("inbag_overflow" if inbag_over else "depth_overflow" if overflow else "done")] += 1
+        if inbag_over:
+            # Stopped after the draws, before the fill: no list asked for, no node out.
+            assert flags == {**FINISHED, "inbag_overflow": 1, "done": 0}, \
+                f"{label}: expected inbag_overflow, got {flags}"
+            assert not self.requests.received and not self.nodes.received, \
+                f"{label}: {len(self.requests.received)} lists asked for, {len(self.nodes.received)} nodes out"
+            return None
         if overflow:
             assert flags["depth_overflow"] == 1 and flags["done"] == 0, f"{label}: expected depth_overflow, got {flags}"
             return None
-        assert flags == {"bad_config": 0, "bad_input": 0, "node_overflow": 0, "depth_overflow": 0, "done": 1}, \
+        assert flags == FINISHED, \
             f"{label}: flags {flags}"
         assert_trees_equal(tree_from_nodes(self.nodes.received, self.capacity, params.n_classes, label),
                            expected, label)
@@ -252,11 +273,10 @@ class PETestbench(StreamTestbench):
         budget = sum(self.budget(n_rows, n_features, int(tree.depth.max()), n_features) for tree in expected)
         await self.wait_until_finished(budget, label)
         await ReadOnly()
-        flags = {name: int(getattr(self.dut, name).value)
-                 for name in ("bad_config", "bad_input", "node_overflow", "depth_overflow", "done")}
+        flags = {name: int(getattr(self.dut, name).value) for name in FLAGS}
         await RisingEdge(self.dut.clk)
         watcher.cancel()
-        assert flags == {"bad_config": 0, "bad_input": 0, "node_overflow": 0, "depth_overflow": 0, "done": 1}, \
+        assert flags == FINISHED, \
             f"{label}: flags {flags}"
         assert self.presorted.idle and self.codes.idle, f"{label}: input left unread"
         beats, start = self.nodes.received, 0
@@ -290,16 +310,18 @@ class PETestbench(StreamTestbench):
         return codes, labels, params, rng.getrandbits(32), rng.getrandbits(len(self.dut.tree_index))
 
     def random_params(self, n_rows, n_features, n_classes, thesis_probability=0.25):
-        """Random training parameters that fit the build for data of this shape."""
+        """Random training parameters that fit the build for data of this shape (a bootstrap
+        may draw more distinct rows than a list holds: ``check_tree`` then expects
+        ``inbag_overflow``)."""
         rng = self.rng
         thesis = rng.random() < thesis_probability
         bootstrap = rng.random() < 0.8
         list_limit = min(self.max_inbag_rows, self.max_samples)
         if bootstrap:
+            # A bootstrap may draw more rows than a list holds: the PE raises inbag_overflow
+            # when the distinct ones do not fit (check_tree expects it from the model).
             max_samples = rng.choice([1, 16] + [n_rows, rng.randint(1, self.max_samples), self.max_samples] * 3)
             max_samples = max(1, min(max_samples, self.max_samples))
-            if min(max_samples, n_rows) > self.max_inbag_rows:
-                max_samples = self.max_inbag_rows
         else:
             max_samples = 1
             if n_rows > self.max_inbag_rows:
@@ -309,6 +331,9 @@ class PETestbench(StreamTestbench):
             max_depth = rng.choice([4, max_depth])
             if bootstrap and rng.random() < 0.7:             # small bootstraps: the sparse fill
                 max_samples = min(self.max_samples, rng.choice([16, rng.randint(1, 33)]))
+            if bootstrap and max_samples <= self.design.get("sparse_rows", 0) \
+                    and min(max_samples, n_rows) > self.max_inbag_rows:
+                max_samples = self.max_inbag_rows    # a sparse fill is refused unless its draws fit a list
         params = TrainingParameters(
             n_classes=n_classes, max_depth=max_depth, max_samples=max_samples, bootstrap=bootstrap,
             max_features=rng.choice([1, rng.randint(1, n_features), n_features, max(1, int(n_features ** 0.5))]),
@@ -326,6 +351,7 @@ async def random_trees_match_model(dut):
         codes, labels, params, seed, tree_index = tb.random_case()
         await tb.check_tree(codes, labels, params, seed, tree_index,
                             f"case {case} ({codes.shape}, {params})")
+    dut._log.info(f"tree outcomes: {dict(tb.outcomes)}")
     tb.write_report()
 
 
@@ -360,6 +386,22 @@ async def corner_cases_match_model(dut):
         "deepest tree the PE holds": (np.arange(full)[:, None].repeat(F, 1), np.arange(full) % 2,
                                       dict(bootstrap=False, max_depth=tb.max_depth, max_features=F)),
     }
+    seeds = {label: 2026 for label in cases}
+    if tb.max_inbag_rows < min(tb.max_rows, tb.max_samples):
+        # Lists shorter than the bootstrap can be: bootstraps whose distinct rows fill a list
+        # exactly and overflow it by one (seeds found with the model), on the number of rows
+        # whose expected distinct count is nearest.
+        draws = tb.max_samples
+        n_rows = min(range(2, tb.max_rows + 1),
+                     key=lambda n: abs(n * (1 - (1 - 1 / n) ** draws) - tb.max_inbag_rows - 0.5))
+        probe = TrainingParameters(n_classes=2, max_samples=draws)
+        for extra, label in ((0, "bootstrap fills a list exactly"), (1, "bootstrap one row over a list")):
+            seed = next((seed for seed in range(20_000)
+                         if inbag_row_count(n_rows, probe, seed, 11) == tb.max_inbag_rows + extra), None)
+            assert seed is not None, f"{label}: no seed among 20,000 on {n_rows} rows"
+            cases[label] = (rng.integers(0, 1 << tb.code_bits, (n_rows, F)), rng.integers(0, 2, n_rows),
+                            dict(max_samples=draws))
+            seeds[label] = seed
     for label, (codes, labels, overrides) in cases.items():
         codes, labels = np.asarray(codes), np.asarray(labels)
         n_classes = max(2, int(labels.max()) + 1)
@@ -367,7 +409,9 @@ async def corner_cases_match_model(dut):
                         max_features=max(1, int(F ** 0.5)), feature_sampling="node")
         settings.update(overrides)
         settings["max_samples"] = max(1, min(settings["max_samples"], tb.max_samples))
-        await tb.check_tree(codes, labels, TrainingParameters(**settings), 2026, 11, label)
+        await tb.check_tree(codes, labels, TrainingParameters(**settings), seeds[label], 11, label)
+    if tb.max_inbag_rows < min(tb.max_rows, tb.max_samples):
+        assert tb.outcomes["inbag_overflow"] >= 1, tb.outcomes
     tb.write_report()
 
 
@@ -404,7 +448,9 @@ async def queued_trees_match_model(dut):
         for _ in range(tb.rng.randint(1, 4)):
             trees.append((tb.random_params(*codes.shape, params.n_classes, thesis_probability=0.6),
                           tb.rng.getrandbits(32), tb.rng.getrandbits(len(dut.tree_index))))
-        # Trees that would outgrow the PE stop with an error and drop the queue: limit them.
+        # Trees that would outgrow the PE stop with an error and drop the queue: limit them
+        # (depth), or draw no more rows than a list holds (in-bag rows).
+        trees = [(tb.fitting_bootstrap(p, codes.shape[0]), s, t) for p, s, t in trees]
         trees = [(dataclasses.replace(p, max_depth=tb.max_depth)
                   if tb.expected_overflow(codes, labels, p, s, t) else p, s, t) for p, s, t in trees]
         max_delay = tb.rng.choice([0, 0, 50, 400])

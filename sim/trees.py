@@ -11,10 +11,11 @@ import dataclasses
 import numpy as np
 
 from hw.pe import node_layout
-from sw.model import Tree, leaf_decision, train_tree
+from sw.model import Tree, inbag_row_count, leaf_decision, train_tree
 from sim.streams import unpack
 
-__all__ = ["bits", "PECapacity", "tree_budget", "depth_overflow_expected", "tree_inputs",
+__all__ = ["bits", "PECapacity", "tree_budget", "depth_overflow_expected", "inbag_overflow_expected",
+           "tree_inputs",
            "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal", "quantised_dataset",
            "dataset_beats"]
 
@@ -66,6 +67,12 @@ def depth_overflow_expected(codes, labels, params, seed, tree_index, max_depth):
                                   limited.depth[deepest], None, params.min_samples_split,
                                   params.min_samples_leaf)
     return bool(would_search.any())
+
+
+def inbag_overflow_expected(n_rows, params, seed, tree_index, max_inbag_rows):
+    """Whether the tree's bootstrap draws more distinct rows than the PE's lists hold
+    (``max_inbag_rows``): then the PE raises ``inbag_overflow`` instead of training it."""
+    return inbag_row_count(n_rows, params, seed, tree_index) > max_inbag_rows
 
 
 def tree_inputs(params):

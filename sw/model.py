@@ -28,7 +28,7 @@ from sw.rng import TreeRandom
 
 __all__ = [
     "FEATURE_SAMPLING_KINDS", "TrainingParameters", "Tree", "SplitCandidate",
-    "presorted_order", "bootstrap_weights", "inbag_lists", "NodeFeatureDrawer",
+    "presorted_order", "bootstrap_weights", "inbag_row_count", "inbag_lists", "NodeFeatureDrawer",
     "draw_node_features", "split_score", "compare_split_scores", "best_split_of_segment",
     "best_split_of_node", "stable_partition", "leaf_decision", "majority_class",
     "train_tree", "train_forest", "predict_tree", "forest_votes", "forest_class_counts",
@@ -184,6 +184,15 @@ def bootstrap_weights(random, n_rows, max_samples, bootstrap=True):
         return np.ones(n_rows, dtype=np.int64)
     drawn_rows = random.integers(n_rows, max_samples)
     return np.bincount(drawn_rows, minlength=n_rows).astype(np.int64)
+
+
+def inbag_row_count(n_rows, params, seed, tree_index):
+    """Distinct rows in the bag of tree ``tree_index`` of forest ``seed`` (all ``n_rows``
+    without bootstrap): the length of its in-bag lists, which a PE's ``max_inbag_rows``
+    must hold. Draws the same bootstrap as :func:`train_tree`, nothing else."""
+    weights = bootstrap_weights(TreeRandom(seed, tree_index), n_rows, params.max_samples,
+                                params.bootstrap)
+    return int(np.count_nonzero(weights))
 
 
 def inbag_lists(order, weights):

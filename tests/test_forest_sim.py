@@ -13,11 +13,13 @@ SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "m
          "sparse_rows": 16}
 
 
-@pytest.mark.parametrize("pe_count, seed", [(1, 201), (2, 202), (4, 203)])
-def test_forests_equal_the_model_for_any_pe_count(pe_count, seed):
-    # Also: forests stopped on tree_error (a tree deeper than max_depth = 8), each followed
-    # by forests that must not see what the stopped one left in the PEs.
-    tests, failed = simulate("forest_trainer", "sim.tb_forest", parameters={**SMALL, "pe_count": pe_count},
+@pytest.mark.parametrize("pe_count, seed, lists", [(1, 201, None), (2, 202, 44), (4, 203, None)])
+def test_forests_equal_the_model_for_any_pe_count(pe_count, seed, lists):
+    # Also: forests stopped on tree_error (a tree deeper than max_depth = 8, or, with lists
+    # of 44 rows, a bootstrap of more distinct rows), each followed by forests that must not
+    # see what the stopped one left in the PEs.
+    parameters = {**SMALL, "pe_count": pe_count, **({"max_inbag_rows": lists} if lists else {})}
+    tests, failed = simulate("forest_trainer", "sim.tb_forest", parameters=parameters,
                              testbench={"random_forests": 4, "stopped_forests": 2}, seed=seed)
     assert (tests, failed) == (5, 0)
 
@@ -30,8 +32,10 @@ def test_dataset_forests_equal_the_model(pe_count):
         pytest.skip(f"datasets {missing} not found: set HWFOREST_DATA_DIR to a folder holding them "
                     f"(e.g. ../shared/datasets), see docs/running.md")
     # Two lanes per PE keep the Verilator build of four PEs short (lanes do not change trees);
-    # 2,200 rows hold ctg (2,126 rows, 21 features, 3 classes).
-    build = {**SMALL, "max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 2,
+    # 2,200 rows hold ctg (2,126 rows, 21 features, 3 classes); lists of 1,536 rows hold its
+    # bootstraps (about 1,344 distinct rows), as the comparison's PEs assume.
+    build = {**SMALL, "max_rows": 2200, "max_samples": 2200, "max_inbag_rows": 1536, "max_features": 64,
+             "feature_lanes": 2,
              "code_bits": 16, "max_depth": 24, "radix_bits": 8, "pe_count": pe_count}
     tests, failed = simulate("forest_trainer", "sim.tb_forest", parameters=build,
                              testcase="dataset_forests_match_model",

@@ -23,8 +23,9 @@ BUILDS = {
     # More lanes than some trees have features; few nodes of depth (2^(5+1) - 1 nodes).
     "8 lanes, depth 5": ({"max_rows": 40, "max_samples": 40, "max_features": 12, "feature_lanes": 8,
                           "code_bits": 10, "classes": 5, "max_depth": 5}, 50, 103),
-    # Bootstrap smaller than the rows: lists hold at most 24 in-bag rows.
-    "short lists": ({"max_rows": 100, "max_samples": 24, "max_inbag_rows": 24, "max_features": 6,
+    # Lists of 24 in-bag rows, bootstraps of up to 40 draws: more distinct rows than a list
+    # holds raise inbag_overflow.
+    "short lists": ({"max_rows": 100, "max_samples": 40, "max_inbag_rows": 24, "max_features": 6,
                      "feature_lanes": 2, "code_bits": 12, "classes": 2, "max_depth": 12}, 40, 104),
 }
 

@@ -44,6 +44,25 @@ def test_sim_backend_refuses_what_it_cannot_build():
         HardwareForestClassifier(backend="sim", n_estimators=1).fit(X, np.arange(10) % 2)
 
 
+def test_sim_backend_refuses_lists_a_bootstrap_overflows():
+    """A design whose lists are shorter than the rows is refused, before any build, for the
+    first tree whose bootstrap draws more distinct rows than they hold (counted with the
+    model's draws, independently of the backend's own count)."""
+    from sim import backend
+    from sw.model import TrainingParameters, bootstrap_weights
+    from sw.rng import TreeRandom
+    rng = np.random.default_rng(3)
+    codes, labels = rng.integers(0, 8, (40, 3)), rng.integers(0, 2, 40)
+    params = TrainingParameters(n_classes=2, max_samples=40)
+    distinct = [int(np.count_nonzero(bootstrap_weights(TreeRandom(5, tree), 40, 40))) for tree in range(6)]
+    lists = sorted(distinct)[2]
+    first = next(tree for tree, count in enumerate(distinct) if count > lists)
+    design = {**SMALL, "max_inbag_rows": lists}
+    with pytest.raises(ValueError, match=f"design max_inbag_rows = {lists} is too small: tree {first} "
+                                         f"of seed 5 draws {distinct[first]} distinct rows"):
+        backend.train(codes, labels, params, 5, 6, design=design)
+
+
 @pytest.mark.parametrize("arguments, text", [
     ({"traversal_stages": 0}, "traversal_stages must be between 1 and 256, not 0"),
     ({"pe_count": 65}, "pe_count must be between 1 and 64, not 65"),
