@@ -5,7 +5,7 @@ results/compare.csv] [--out results/bench.md]``
 
 1. **Cycles per tree against the analytical model**: a few trees per dataset and mode
    of fold 0 trained in the Verilator simulation of the whole accelerator (the
-   comparison's build, :data:`sw.compare.SIM_DESIGN`, one PE), each checked equal to the
+   comparison's builds, :func:`sw.compare.sim_design`, one PE), each checked equal to the
    golden model's, beside ``sim.pe_cycles.cycle_model`` for the same trees (its start-up
    plus, per level, a pass over the in-bag rows for the scans, one for the go-left bits and
    one per list a lane holds for the partition); and the presort
@@ -49,12 +49,11 @@ def sorter_cycles(n_rows, n_features, code_bits, radix_bits):
 
 def cycles_section(datasets, n_forest, n_thesis, seed):
     """Simulate the samples; return (Markdown lines, simulation-speed lines)."""
-    from sim import backend
     from sim.pe_cycles import cycle_model
     from sklearn.model_selection import StratifiedKFold
 
     from sw import model
-    from sw.compare import SIM_DESIGN, sample_job
+    from sw.compare import SIM_DESIGN, sample_job, sim_design, train_by_design
     from sw.datasets import load
     from sw.forest import HardwareForestClassifier
     plan, jobs = [], []
@@ -67,9 +66,8 @@ def cycles_section(datasets, n_forest, n_thesis, seed):
             plan.append((name, mode, estimator, len(train), data.X.shape[1]))
             jobs.append(sample_job(estimator, data.X[train], data.y[train], size))
     started = time.perf_counter()
-    results = backend.train_batch(jobs, SIM_DESIGN)
+    results = train_by_design(jobs, [sim_design(name) for name, *_ in plan])
     total_wall = time.perf_counter() - started
-    lanes = SIM_DESIGN["feature_lanes"]
     lines = ["| dataset | mode | rows | in-bag | depth | nodes | trees | cycles/tree simulated "
              "(mean ± sd) | cycle model | simulated / model | presort simulated | sorter formula "
              "| RTL = model |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -82,6 +80,7 @@ def cycles_section(datasets, n_forest, n_thesis, seed):
         records = [_tree_record(tree, n_rows, n_features, estimator.training_parameters_)
                    for tree in trees]
         simulated = np.array(result["tree_cycles"], dtype=float)
+        lanes = result["design"]["feature_lanes"]
         modelled = np.array([cycle_model(record, lanes) for record in records], dtype=float)
         formula = sorter_cycles(n_rows, n_features, SIM_DESIGN["code_bits"], SIM_DESIGN["radix_bits"])
         lines.append(

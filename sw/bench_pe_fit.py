@@ -1,23 +1,28 @@
 """How many PEs sized for each dataset fit a 10AX115: the P of the comparison's modelled time.
 
-``python -m sw.bench_pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: one full
-Yosys run per dataset, 5 to 10 minutes each on two busy cores).
+``python -m sw.bench_pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: one or two
+full Yosys runs per dataset, 1 to 2 minutes each on two busy cores).
 
 For each dataset, a processing element is built for its 5-fold training set (rows rounded
-up to a power of two, as ``sim.backend.design_for`` does; its features and classes;
-``feature_lanes`` 8, or fewer for fewer features; ``max_depth`` 64, deep enough for
-forest mode) and synthesised with :func:`hw.resources.estimate` (Yosys ``synth_intel_alm``,
-Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). Every PE also needs its
-own copy of the forest trainer's presorted bank (one memory per lane, one read port per
-PE on each), and the trainer holds one code bank and one sorter per lane and a label
-bank for all PEs; those memories are added
+up to a power of two, as ``sim.backend.design_for`` does; above 1,024 training rows,
+in-bag lists as long as a bootstrap of the training rows overflows with probability
+1e-15, :func:`inbag_capacity`; its features and classes; ``max_depth`` 64, deep enough
+for forest mode), once with 8 feature lanes (fewer for fewer features) and once with 4,
+and synthesised with :func:`hw.resources.estimate` (Yosys ``synth_intel_alm``,
+Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). The forest trainer holds
+one presorted bank, one code bank and one sorter per lane and a label bank for all PEs
+(its list rotor serves every PE from one read port per lane, so no PE has a copy of the
+presorted bank); those memories are added
 from their geometry in ``hw/forest.py`` with :func:`hw.resources.m20k_blocks`. Then
 
     P = min over ALMs, M20K, DSP of floor((device - shared) / per PE)
 
-The inference engine, host interface, routing and timing closure are not counted, so P is
-an upper bound of what a Quartus build would hold. The result is copied into
-:data:`sw.compare.PE_FIT` (the comparison does not run Yosys).
+The lanes with the higher ``P / (2 + ceil(F / lanes))`` (:func:`throughput`: PEs over
+the passes per tree level of the cycle model) are chosen: fewer lanes cost more cycles
+per tree but fewer DSP blocks per PE. The inference engine, host interface, routing and
+timing closure are not counted, so P is an upper bound of what a Quartus build would
+hold. The result is copied into :data:`sw.compare.PE_FIT` and :data:`sw.compare.PE_LANES`
+(the comparison does not run Yosys).
 """
 
 import argparse
@@ -31,25 +36,66 @@ from pathlib import Path
 from hw.resources import ARRIA10_10AX115, estimate, m20k_blocks
 from sim.runner import BUILD_ROOT, PROJECT_ROOT
 
-__all__ = ["pe_parameters", "trainer_memories", "pes_that_fit", "main"]
+__all__ = ["inbag_capacity", "lane_options", "throughput", "pe_parameters", "trainer_memories", "pes_that_fit", "main"]
 
 FOLDS = 5
 FEATURE_LANES = 8
 MAX_DEPTH = 64
 CODE_BITS = 16
 RADIX_BITS = 8
+#: Largest probability that one tree's bootstrap overflows the in-bag lists of a PE.
+OVERFLOW_BOUND = 1e-15
+#: In-bag list lengths are multiples of this (M20K blocks hold 512 x 40 or 2,048 x 10).
+LIST_GRANULE = 256
+#: Training sets above this many rows get in-bag lists shorter than the rows.
+SHORT_LISTS_FROM = 1024
 
 
 def _power_of_two(value):
     return 1 << max(0, int(value) - 1).bit_length()
 
 
-def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS):
-    """``processing_element`` parameters for the training set of a ``folds``-fold split."""
+def inbag_capacity(rows, draws, bound=OVERFLOW_BOUND, granule=LIST_GRANULE):
+    """In-bag list length (``max_inbag_rows``) that a bootstrap of ``draws`` draws from
+    ``rows`` rows overflows with probability at most ``bound``: a multiple of ``granule``,
+    at most ``rows``.
+
+    The number D of distinct rows drawn has mean ``rows (1 - (1 - 1/rows) ** draws)``, and
+    each draw changes D by at most one, so McDiarmid's inequality bounds
+    ``P(D >= mean + t) <= exp(-2 t**2 / draws)``. A tree that does overflow is not
+    truncated: the PE stops on ``inbag_overflow``, and the host refuses such a forest
+    before it starts (``sim.backend``).
+    """
+    mean = rows * (1 - (1 - 1 / rows) ** draws)
+    margin = math.sqrt(draws * math.log(1 / bound) / 2)
+    return min(rows, granule * math.ceil((mean + margin) / granule))
+
+
+def lane_options(n_features):
+    """Lane counts tried for a dataset: 8 (or fewer for fewer features) and 4."""
+    return sorted({min(lanes, _power_of_two(n_features)) for lanes in (FEATURE_LANES, 4)}, reverse=True)
+
+
+def throughput(pe_count, n_features, lanes):
+    """PEs over the passes per tree level of the cycle model (docs/gateware.md: scans,
+    go-left bits and one partition pass per list a lane holds): what the lanes are
+    chosen by. Fewer lanes mean more passes but fewer DSP blocks per PE."""
+    return pe_count / (2 + -(-n_features // lanes))
+
+
+def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS, lanes=None):
+    """``processing_element`` parameters for the training set of a ``folds``-fold split
+    (forest mode: a bootstrap of as many draws as training rows); ``lanes`` default the
+    first of :func:`lane_options`."""
     train_rows = n_rows - n_rows // folds
     max_rows = _power_of_two(train_rows)
-    return {"max_rows": max_rows, "max_samples": max_rows, "max_features": n_features,
-            "feature_lanes": min(FEATURE_LANES, _power_of_two(n_features)), "code_bits": CODE_BITS,
+    # Short lists only where they save block memory (lists longer than two 512 x 40 M20K
+    # blocks); smaller PEs are bound by DSP blocks, and on sonar the shorter position
+    # fields changed Yosys's DSP mapping (47 -> 51 blocks per PE).
+    lists = inbag_capacity(train_rows, train_rows) if train_rows > SHORT_LISTS_FROM else max_rows
+    return {"max_rows": max_rows, "max_samples": max_rows, "max_inbag_rows": lists,
+            "max_features": n_features,
+            "feature_lanes": lanes or lane_options(n_features)[0], "code_bits": CODE_BITS,
             "classes": max(2, n_classes), "max_depth": MAX_DEPTH}
 
 
@@ -62,9 +108,10 @@ def trainer_memories(parameters):
     lanes = parameters["feature_lanes"]
     # Every bank is split by lane: lane k holds features k, k + lanes, ...
     lane_depths = [max(1, -(-(features - lane) // lanes)) * rows for lane in range(lanes)]
-    per_pe = sum(m20k_blocks(depth, row_bits + code_bits + label_bits)            # presorted copy
-                 for depth in lane_depths)
-    shared = (sum(m20k_blocks(depth, code_bits) for depth in lane_depths)         # code bank
+    per_pe = 0                          # the list rotor serves every PE from one bank
+    shared = (sum(m20k_blocks(depth, row_bits + code_bits + label_bits)          # presorted bank
+                  for depth in lane_depths)
+              + sum(m20k_blocks(depth, code_bits) for depth in lane_depths)      # code bank
               + m20k_blocks(rows, label_bits, read_ports=lanes)                  # label bank
               + lanes * (2 * m20k_blocks(rows, row_bits + code_bits)             # sorter buffers
                          + 2 * m20k_blocks(1 << RADIX_BITS, row_bits + 1)))      # sorter counters
@@ -114,29 +161,40 @@ def main(argv=None):
     arguments = parser.parse_args(argv)
     folder = BUILD_ROOT / "pe_fit"
     folder.mkdir(parents=True, exist_ok=True)
-    lines = ["| dataset | PE parameters | ALMs | M20K PE + presorted copy | DSP | shared M20K "
-             "| P (ALM / M20K / DSP) | P | limited by |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| dataset | PE parameters | ALMs | M20K PE + trainer per PE | DSP | shared M20K "
+             "| P (ALM / M20K / DSP) | P | limited by | P / passes per level |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     fits = {}
     for name in arguments.datasets:
         if not available(name):
             print(f"{name}: not available, skipped", file=sys.stderr)
             continue
         data = load(name)
-        parameters = pe_parameters(*data.X.shape, len(set(data.y)))
-        pe = _estimate_cached(name, parameters, folder)
-        per_pe, shared = trainer_memories(parameters)
-        count, limiting, counts = pes_that_fit(pe, parameters)
-        fits[name] = {"pe_count": count, "limited_by": limiting, "parameters": parameters}
-        lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
-                     f"{pe['alms']:,} | {pe['m20k']} + {per_pe} | {pe['dsp']} | {shared} | "
-                     f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | **{count}** | "
-                     f"{limiting} |")
-        print(lines[-1], f"({pe['seconds']:.0f} s)", flush=True)
+        n_features = data.X.shape[1]
+        options = []
+        for lanes in lane_options(n_features):
+            parameters = pe_parameters(*data.X.shape, len(set(data.y)), lanes=lanes)
+            cache = name if lanes == lane_options(n_features)[0] else f"{name}_lanes{lanes}"
+            pe = _estimate_cached(cache, parameters, folder)
+            per_pe, shared = trainer_memories(parameters)
+            count, limiting, counts = pes_that_fit(pe, parameters)
+            options.append({"pe_count": count, "limited_by": limiting, "parameters": parameters,
+                            "throughput": throughput(count, n_features, lanes)})
+            lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
+                         f"{pe['alms']:,} | {pe['m20k']} + {per_pe} | {pe['dsp']} | {shared} | "
+                         f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
+                         f"{limiting} | {options[-1]['throughput']:.2f} |")
+            print(lines[-1], f"({pe['seconds']:.0f} s)", flush=True)
+        fits[name] = max(options, key=lambda option: option["throughput"])
+        lines.append(f"| **{name}: {fits[name]['parameters']['feature_lanes']} lanes, "
+                     f"P = {fits[name]['pe_count']}** | | | | | | | | | |")
     out = Path(arguments.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("# PEs sized per dataset that fit a 10AX115 (ESTIMATE)\n\n"
                    + __doc__.split("\n\n", 2)[2] + "\n" + "\n".join(lines) + "\n\n```python\n"
-                   + json.dumps({k: v["pe_count"] for k, v in fits.items()}) + "\n```\n")
+                   + "PE_FIT = " + json.dumps({k: v["pe_count"] for k, v in fits.items()}) + "\n"
+                   + "PE_LANES = " + json.dumps({k: v["parameters"]["feature_lanes"] for k, v in fits.items()})
+                   + "\n```\n")
     print(f"wrote {out}")
     return 0
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SIM_DESIGN", "PE_FIT", "THESIS_SKLEARN", "default_datasets", "parse_arguments",
+__all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN", "default_datasets", "parse_arguments",
            "accuracy_row", "simulate_samples", "hardware_columns", "modelled_seconds", "main"]
 
 #: The one accelerator build every simulated sample runs on (built once by Verilator):
@@ -49,21 +49,34 @@ __all__ = ["SIM_DESIGN", "PE_FIT", "THESIS_SKLEARN", "default_datasets", "parse_
 #: one PE; the modelled time divides by the P of :data:`PE_FIT`. Thesis-mode trees (16
 #: draws) take the sparse fill and, queued back to back, the serialised pipeline; the fill
 #: adds about 1,000 ALMs to a PE and no M20K or DSP block, which leaves every P of
-#: :data:`PE_FIT` unchanged (they are DSP- or M20K-bound; ``docs/compare.md``).
+#: :data:`PE_FIT` unchanged (they are DSP- or M20K-bound; ``docs/compare.md``). Its in-bag
+#: lists hold 1,280 rows, as ctg's estimated PE does (a 1,701-draw bootstrap holds about
+#: 1,075 distinct rows); a bootstrap that overflowed them would stop the run.
 SIM_DESIGN = {"pe_count": 1, "max_trees": 32, "radix_bits": 8, "traversal_stages": 1,
               "max_rows": 2048, "max_samples": 2048, "max_features": 64, "feature_lanes": 8,
-              "code_bits": 16, "classes": 4, "max_depth": 64, "sparse_rows": 16}
+              "code_bits": 16, "classes": 4, "max_depth": 64, "sparse_rows": 16,
+              "max_inbag_rows": 1280}
 
 #: PEs that fit a 10AX115 with each dataset's PE (``python -m sw.bench_pe_fit``: a Yosys
-#: ``synth_intel_alm`` estimate of a PE sized for the dataset's 5-fold training set with
-#: 8 lanes, plus its copy of the presorted bank; dataset banks and the lanes' sorters
-#: counted once; inference engine, host interface and routing not counted). ESTIMATES, not
-#: Quartus; computed after the overlapped partition (results/pe_fit.md from the command
-#: above): its 40-bit queue entries and the job memory sized to a level's jobs give cmc
-#: and ctg 14 M20K blocks per PE back (cmc P 14 -> 15; ctg 10, 3 blocks short of 11);
-#: the other datasets are bound by DSP blocks, unchanged.
-PE_FIT = {"iris": 56, "sonar": 32, "breast_cancer_coimbra": 32, "heart_failure": 32, "cmc": 15,
-          "ctg": 10, "wine": 32, "breast_cancer_wisconsin": 23}
+#: ``synth_intel_alm`` estimate of a PE sized for the dataset's 5-fold training set, with
+#: 8 and with 4 lanes; the trainer's banks, sorters and list rotor counted once; inference
+#: engine, host interface and routing not counted). ESTIMATES, not Quartus. Since the list
+#: rotor (no presorted copy per PE) and in-bag lists sized by distinct rows (cmc 1,024,
+#: ctg 1,280 rows), every dataset is bound by DSP blocks except ctg (M20K and DSP: 20).
+PE_FIT = {"iris": 56, "sonar": 56, "breast_cancer_coimbra": 56, "heart_failure": 56, "cmc": 37,
+          "ctg": 20, "wine": 56, "breast_cancer_wisconsin": 42}
+
+#: Feature lanes of each dataset's estimated PE (``python -m sw.bench_pe_fit``: the lanes,
+#: 8 or 4, with more PEs per pass of a tree level; fewer lanes take more cycles per tree
+#: but fewer DSP blocks). The simulated samples run on :data:`SIM_DESIGN` with these lanes.
+PE_LANES = {"iris": 4, "sonar": 4, "breast_cancer_coimbra": 4, "heart_failure": 4, "cmc": 4,
+            "ctg": 8, "wine": 4, "breast_cancer_wisconsin": 4}
+
+
+def sim_design(name):
+    """The simulated build for dataset ``name``: :data:`SIM_DESIGN` with its PE's lanes."""
+    return {**SIM_DESIGN, "feature_lanes": PE_LANES.get(name, SIM_DESIGN["feature_lanes"])}
+
 
 #: scikit-learn set-up of the thesis's software column (Table 4.2: 250 trees, depth 4).
 THESIS_SKLEARN = {"n_estimators": 250, "max_depth": 4}
@@ -303,25 +316,51 @@ def sample_summary(result, job, estimator):
             "cycles_per_tree_min": tree_cycles.min(), "cycles_per_tree_max": tree_cycles.max(),
             "tree_cycles": ";".join(f"{value:.0f}" for value in tree_cycles),
             "load_cycles": job["codes"].shape[0] * job["codes"].shape[1],
+            "rotor_wait_cycles": rotor_wait_cycles(job, result["design"]),
             "wall_seconds": result["wall_seconds"],
             "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
-            "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_)}
+            "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
+            # Distinct in-bag rows (the root's rows) of every tree of the modelled forest.
+            "inbag_rows_max": max(int(t.n_rows[0]) for t in estimator.trees_)}
+
+
+def rotor_wait_cycles(job, design):
+    """Most cycles a tree waits for its lists in a trainer of several PEs: the list rotor
+    serves the PEs from one copy of the presorted bank, so a tree's first list may come
+    round only after ``ceil(F / lanes)`` other lists; a tree that takes the sparse fill
+    reads no list. (A lone PE never waits: the rotor jumps to its list.)"""
+    params = job["params"]
+    n_rows, n_features = job["codes"].shape
+    sparse = (params.feature_sampling == "tree" and params.bootstrap
+              and params.max_samples <= design.get("sparse_rows", 0))
+    return 0 if sparse else -(-n_features // design["feature_lanes"]) * n_rows
 
 
 def modelled_seconds(sample, n_trees, pe_count, clock_hz):
-    """(load + presort + start/finish + n_trees x cycles per tree / P) / clock, in seconds."""
+    """(load + presort + start/finish + n_trees x (cycles per tree + the most it can wait
+    for its lists, with P > 1) / P) / clock, in seconds."""
+    wait = sample.get("rotor_wait_cycles", 0) if pe_count > 1 else 0
     cycles = (sample["load_cycles"] + sample["sort_cycles"] + sample.get("overhead_cycles", 0)
-              + n_trees * sample["cycles_per_tree"] / pe_count)
+              + n_trees * (sample["cycles_per_tree"] + wait) / pe_count)
     return cycles / clock_hz
 
 
 def hardware_columns(row, samples, arguments):
     """Add the simulated samples, modelled times and speed-ups to ``row``."""
     from sw.forest import THESIS_PRESET
+    from sw.bench_pe_fit import pe_parameters
     pe_count = arguments.pe_count or PE_FIT[row["dataset"]]
     clock_hz = arguments.clock_mhz * 1e6
+    # The estimate's PEs hold in-bag lists shorter than the rows (sw.bench_pe_fit): every
+    # tree of the modelled forests must fit them, or its P does not apply.
+    lists = pe_parameters(row["rows"], row["features"], 2)["max_inbag_rows"]
+    needed = max(samples[mode]["inbag_rows_max"] for mode in ("forest", "thesis"))
+    if needed > lists and not arguments.pe_count:
+        raise RuntimeError(f"{row['dataset']}: a tree's bootstrap holds {needed} distinct rows, more "
+                           f"than the {lists} of the in-bag lists PE_FIT's estimate assumes; its "
+                           f"P = {pe_count} does not apply (pass --pe-count)")
     row.update(pe_count=pe_count, pe_count_source="option" if arguments.pe_count else "estimate",
-               clock_mhz=arguments.clock_mhz)
+               clock_mhz=arguments.clock_mhz, pe_list_rows=lists, inbag_rows_max=needed)
     for mode, n_trees in (("forest", arguments.trees), ("thesis", THESIS_PRESET["n_estimators"])):
         sample = samples[mode]
         row.update({f"sim_{mode}_{key}": value for key, value in sample.items()})
@@ -332,6 +371,22 @@ def hardware_columns(row, samples, arguments):
     return row
 
 
+def train_by_design(jobs, designs, progress=lambda done: None):
+    """``sim.backend.train_batch`` once per distinct build of ``designs`` (one per job);
+    the results in the jobs' order. ``progress(jobs_done)`` counts over all builds."""
+    from sim import backend
+    results = [None] * len(jobs)
+    done = 0
+    for design in {tuple(sorted(design.items())): design for design in designs}.values():
+        indices = [index for index, other in enumerate(designs) if other == design]
+        batch = backend.train_batch([jobs[index] for index in indices], design,
+                                    progress=lambda finished, before=done: progress(before + finished))
+        for index, result in zip(indices, batch):
+            results[index] = result
+        done += len(indices)
+    return results
+
+
 def simulate_samples(firsts, arguments, progress=lambda done: None, log=None):
     """Simulate every dataset's samples (both modes) in one run of one build.
 
@@ -339,13 +394,12 @@ def simulate_samples(firsts, arguments, progress=lambda done: None, log=None):
     Returns dataset name -> {"forest": summary, "thesis": summary}. The simulator's own
     output goes to the file ``log`` (if given) instead of the terminal.
     """
-    from sim import backend
     plan = [(name, mode, size) for name in firsts
             for mode, size in (("forest", arguments.sim_trees), ("thesis", arguments.sim_thesis_trees))]
     jobs = [sample_job(firsts[name][f"hw_{mode}"], firsts[name]["X"], firsts[name]["y"], size)
             for name, mode, size in plan]
     with _output_to(log):
-        results = backend.train_batch(jobs, SIM_DESIGN, progress=progress)
+        results = train_by_design(jobs, [sim_design(name) for name, _, _ in plan], progress)
     samples = {}
     for (name, mode, _), job, result in zip(plan, jobs, results):
         samples.setdefault(name, {})[mode] = sample_summary(result, job, firsts[name][f"hw_{mode}"])

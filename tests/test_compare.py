@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sim import backend
-from sw import compare, model
+from sw import bench_pe_fit, compare, model
 from sw.forest import HardwareForestClassifier
 from sw.thesis_numbers import CITATION, THESIS_AVERAGE_SPEEDUP, THESIS_TABLE_4_2, thesis_row
 
@@ -44,6 +44,19 @@ def test_thesis_numbers_match_the_transcription_in_the_notes():
         row = THESIS_TABLE_4_2[name]
         assert numbers == [row["hw_accuracy"], row["sklearn_accuracy"], row["hw_ms"], row["sklearn_ms"]], name
         assert cells[1].strip() == row["size"] and int(cells[2]) == row["classes"], name
+
+
+def test_inbag_capacity_holds_bootstraps_and_saves_rows():
+    """Lists from sw.bench_pe_fit.inbag_capacity hold every bootstrap of a model draw
+    (2,000 trees, a loose bound of 1 %), are shorter than the rows, and never longer."""
+    from sw.rng import TreeRandom
+    rows = 300
+    capacity = bench_pe_fit.inbag_capacity(rows, rows, bound=1e-2, granule=1)
+    distinct = [np.count_nonzero(model.bootstrap_weights(TreeRandom(9, tree), rows, rows)) for tree in range(2000)]
+    assert max(distinct) <= capacity < rows
+    assert bench_pe_fit.inbag_capacity(rows, rows, bound=1e-300) == rows
+    assert bench_pe_fit.inbag_capacity(1701, 1701) % bench_pe_fit.LIST_GRANULE == 0
+    assert bench_pe_fit.trainer_memories(bench_pe_fit.pe_parameters(2126, 21, 3))[0] == 0
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -104,6 +117,20 @@ def test_modelled_time_is_load_presort_and_trees_over_pe_count():
     sample = {"load_cycles": 1000, "sort_cycles": 9000, "overhead_cycles": 0, "cycles_per_tree": 500}
     assert compare.modelled_seconds(sample, 100, 10, 100e6) == pytest.approx((10_000 + 5_000) / 100e6)
     assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
+    # With several PEs a tree may wait for the list rotor; a lone PE never does.
+    sample["rotor_wait_cycles"] = 300
+    assert compare.modelled_seconds(sample, 100, 10, 100e6) == pytest.approx((10_000 + 8_000) / 100e6)
+    assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
+
+
+def test_rotor_wait_is_a_round_of_lists_unless_the_sparse_fill_reads_none():
+    design = {"feature_lanes": 8, "sparse_rows": 16}
+    codes = np.zeros((1701, 21), dtype=int)
+    forest = model.TrainingParameters(n_classes=3, max_samples=1701)
+    thesis = model.TrainingParameters(n_classes=3, max_samples=16, max_depth=4, feature_sampling="tree")
+    assert compare.rotor_wait_cycles({"codes": codes, "params": forest}, design) == 3 * 1701
+    assert compare.rotor_wait_cycles({"codes": codes, "params": thesis}, design) == 0
+    assert compare.rotor_wait_cycles({"codes": codes, "params": thesis}, {**design, "sparse_rows": 0}) == 3 * 1701
 
 
 def _iris_models(n_trees):
@@ -137,8 +164,32 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
     row = next(csv.DictReader(open(tmp_path / "compare.csv")))
     assert row["rtl_equals_model"] == "False" and row["sim_forest_equal"] == "False"
     assert row["sim_thesis_equal"] == "True"
-    # 2 trees of 100 cycles over P = 56 PEs, 75 x 4 rows loaded, 1,000 presort cycles:
-    assert float(row["hw_forest_ms"]) == pytest.approx((300 + 1000 + 3 * 100 / 56) / 1e5, rel=1e-5)
+    # 3 trees of 100 cycles, each waiting at most one list of 75 rows for the rotor, over
+    # P = 56 PEs; 75 x 4 rows loaded, 1,000 presort cycles:
+    assert float(row["hw_forest_ms"]) == pytest.approx((300 + 1000 + 3 * (100 + 75) / 56) / 1e5, rel=1e-5)
+
+
+def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch, tmp_path):
+    """Without Verilator: P of PE_FIT assumes in-bag lists shorter than the rows; a forest
+    with a bootstrap of more distinct rows stops the run (here: lists of 40 rows, iris
+    folds of 75 rows, about 47 distinct), unless the P is the user's own (--pe-count)."""
+    def fake_train_batch(jobs, design, progress=None, **_):
+        return [{"trees": model.train_forest(job["codes"], job["labels"], job["params"], job["seed"],
+                                             job["n_trees"]),
+                 "train_cycles": 1000 + 100 * job["n_trees"], "sort_cycles": 1000,
+                 "tree_cycles": [100] * job["n_trees"], "wall_seconds": 0.1, "design": design}
+                for job in jobs]
+    monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    real = bench_pe_fit.pe_parameters
+    monkeypatch.setattr(bench_pe_fit, "pe_parameters", lambda *a, **k: {**real(*a, **k), "max_inbag_rows": 40})
+    argv = ["--datasets", "iris", "--folds", "2", "--trees", "3", "--sim-trees", "2",
+            "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"]
+    with pytest.raises(RuntimeError, match=r"iris: a tree's bootstrap holds \d+ distinct rows, more "
+                                           r"than the 40 of the in-bag lists PE_FIT's estimate assumes"):
+        compare.main(argv)
+    assert compare.main(argv + ["--pe-count", "4"]) == 0
+    row = next(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert int(row["pe_list_rows"]) == 40 and 40 < int(row["inbag_rows_max"]) <= 75
 
 
 def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
