@@ -34,6 +34,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
+from hw.lane import lane_slots
 from hw.pe import ProcessingElement
 from hw.sorter import RadixSorter
 
@@ -86,8 +87,9 @@ class ForestTrainer(wiring.Component):
         size (nothing started; cleared by the next good start), a malformed dataset stream
         (cleared by the next dataset), a start while busy (ignored; cleared by the next
         accepted start), a PE stopped on an error (``tree_error``: a tree needs more levels
-        or nodes, or its bootstrap more distinct rows, than built for; no tree is dispatched after it, a tree already going out
-        on ``nodes`` goes out whole, and the next start clears the PEs).
+        or nodes, or its bootstrap more distinct rows, than built for; no tree is dispatched
+        after it, a tree already going out on ``nodes`` goes out whole, and the next start
+        clears the PEs).
     cycles, sort_cycles : Out(32)
         Cycles from ``start`` to the end of the forest, and of the presort alone.
     trees_done : Out(16)
@@ -163,7 +165,7 @@ class ForestTrainer(wiring.Component):
         # side by side at one address (a slot's lists at one position). An address past a
         # short lane's slots reads anything, in a lane the PE ignores.
         lanes, lane_bits, slots = self._prototype.feature_lanes, self._prototype.lane_bits, self._prototype.slots
-        lane_depths = [max(1, -(-(max_features - lane) // lanes)) * max_rows for lane in range(lanes)]
+        lane_depths = [lane_slots(max_features, lane, lanes) * max_rows for lane in range(lanes)]
         entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
         code_writes, code_reads = [], []
         presorted_writes = []
@@ -288,14 +290,14 @@ class ForestTrainer(wiring.Component):
         rotor_last = Signal(name="rotor_out_last")
         want_valid = [Signal(name=f"serve{index}_want") for index in range(len(pes))]
         want_slot = [Signal(range(slots), name=f"serve{index}_want_slot") for index in range(len(pes))]
-        served = [Signal(name=f"serve{index}_locked") for index in range(len(pes))]
-        serving_now = [Signal(name=f"serve{index}_locking") for index in range(len(pes))]
+        locked_on = [Signal(name=f"serve{index}_locked") for index in range(len(pes))]
+        locking = [Signal(name=f"serve{index}_locking") for index in range(len(pes))]
         forwarding = [Signal(name=f"serve{index}_forwarding") for index in range(len(pes))]
         for index, pe in enumerate(pes):
             m.d.comb += [
-                serving_now[index].eq(want_valid[index] & ~served[index] & rotor_valid & rotor_first &
+                locking[index].eq(want_valid[index] & ~locked_on[index] & rotor_valid & rotor_first &
                                   (rotor_out == want_slot[index]) & pe.busy),
-                forwarding[index].eq(rotor_valid & (served[index] | serving_now[index]) & pe.busy),
+                forwarding[index].eq(rotor_valid & (locked_on[index] | locking[index]) & pe.busy),
                 pe.presorted.valid.eq(forwarding[index]), pe.presorted.p.last.eq(rotor_last),
             ]
             for lane, port in enumerate(presorted_reads):
@@ -307,8 +309,8 @@ class ForestTrainer(wiring.Component):
         for index in reversed(range(len(pes))):         # the lowest-numbered waiting PE
             with m.If(want_valid[index]):
                 m.d.comb += jump_slot.eq(want_slot[index])
-        jump = ~serving & ~Cat(served).any() & wanted
-        issue = (serving | Cat(served).any() | wanted) & ~stall
+        jump = ~serving & ~Cat(locked_on).any() & wanted
+        issue = (serving | Cat(locked_on).any() | wanted) & ~stall
         current_slot = Mux(jump, jump_slot, rotor_slot)
         current_position = Mux(jump, 0, rotor_position)
         for port in presorted_reads:
@@ -324,20 +326,20 @@ class ForestTrainer(wiring.Component):
                 m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot)]
         for index, pe in enumerate(pes):
             finishing = forwarding[index] & pe.presorted.ready & rotor_last
-            busy_after = (((served[index] | serving_now[index]) & ~finishing) |
-                          (want_valid[index] & ~serving_now[index]))
+            busy_after = (((locked_on[index] | locking[index]) & ~finishing) |
+                          (want_valid[index] & ~locking[index]))
             m.d.comb += pe.list_requests.ready.eq(~busy_after)
-            m.d.sync += served[index].eq((served[index] | serving_now[index]) & ~finishing)
+            m.d.sync += locked_on[index].eq((locked_on[index] | locking[index]) & ~finishing)
             with m.If(pe.list_requests.valid & ~busy_after):
                 m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(pe.list_requests.p.slot)]
-            with m.Elif(serving_now[index]):
+            with m.Elif(locking[index]):
                 m.d.sync += want_valid[index].eq(0)
             # A PE that stopped (an error, or the next forest's reset) drops its list.
             with m.If(~pe.busy):
-                m.d.sync += [served[index].eq(0), want_valid[index].eq(0)]
+                m.d.sync += [locked_on[index].eq(0), want_valid[index].eq(0)]
         with m.If(begin):
             m.d.sync += [rotor_valid.eq(0), rotor_slot.eq(0), rotor_position.eq(0),
-                         [flag.eq(0) for flag in want_valid + served]]
+                         [flag.eq(0) for flag in want_valid + locked_on]]
 
         # ------------------------------------------------------------ code look-ups
         # One answer register per PE: a request is taken when the answer slot is free (or

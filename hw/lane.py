@@ -40,7 +40,7 @@ from hw.gini import GiniScanner, split_layout
 from hw.inbag import inbag_layout
 from hw.partition import PartitionUnit, decision_layout
 
-__all__ = ["LaneCommand", "FeatureLane", "job_layout", "result_layout"]
+__all__ = ["LaneCommand", "FeatureLane", "lane_slots", "job_layout", "result_layout"]
 
 
 class LaneCommand(enum.Enum, shape=2):
@@ -48,6 +48,12 @@ class LaneCommand(enum.Enum, shape=2):
     CONSTANT = 1
     GO_LEFT = 2
     PARTITION = 3
+
+
+def lane_slots(features, lane, lanes):
+    """Lists lane ``lane`` of ``lanes`` holds for ``features`` features (features ``lane``,
+    ``lane + lanes``, ...; at least one slot, so that every bank has a depth)."""
+    return max(1, -(-(features - lane) // lanes))
 
 
 def job_layout(slot_bits, visit_bits):

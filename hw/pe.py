@@ -34,7 +34,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
 from hw.inbag import InBagBuilder
-from hw.lane import FeatureLane, LaneCommand
+from hw.lane import FeatureLane, LaneCommand, lane_slots
 from hw.partition import decision_layout
 
 __all__ = ["ProcessingElement", "list_request_layout", "presorted_word_layout", "node_layout",
@@ -284,7 +284,7 @@ class ProcessingElement(wiring.Component):
         lanes = []
         for index in range(lanes_n):
             # Lane l holds features l, l + lanes, ...: the last slot may be empty in some lanes.
-            lane = FeatureLane(slots=self.slots, bank_slots=max(1, -(-(self.max_features - index) // lanes_n)),
+            lane = FeatureLane(slots=self.slots, bank_slots=lane_slots(self.max_features, index, lanes_n),
                                list_rows=self.max_inbag_rows,
                                max_rows=self.max_rows, max_samples=self.max_samples,
                                code_bits=code_bits, classes=classes, count_bits=count_bits,

@@ -51,7 +51,8 @@ def _check_holds(design, codes, params, n_trees, seed):
     than the rows, ``max_inbag_rows``: the first tree whose bootstrap does not fit)."""
     n_rows, n_features = codes.shape
     lists = design.get("max_inbag_rows") or design.get("max_rows", n_rows)
-    for tree in range(n_trees if lists < n_rows else 0):
+    could_draw = min(n_rows, params.max_samples) if params.bootstrap else n_rows
+    for tree in range(n_trees if could_draw > lists else 0):
         distinct = inbag_row_count(n_rows, params, seed, tree)
         if distinct > lists:
             raise ValueError(f"design max_inbag_rows = {lists} is too small: tree {tree} of seed "

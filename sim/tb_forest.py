@@ -86,7 +86,8 @@ class ForestTestbench(StreamTestbench):
 
     async def check_forest(self, codes, labels, params, seed, n_trees, label):
         """Train a forest and compare it with the model. A forest with a tree the PEs cannot
-        hold (too deep, or too many distinct in-bag rows) must stop on ``tree_error``; the trees that came out before must still be right.
+        hold (too deep, or too many distinct in-bag rows) must stop on ``tree_error``; the
+        trees that came out before must still be right.
         Returns the cycle count, or None for a forest stopped on ``tree_error``."""
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)
@@ -142,7 +143,8 @@ class ForestTestbench(StreamTestbench):
         thesis = rng.random() < 0.3
         # Thesis mode's 16 draws take the sparse fill, refused unless they fit a list; a
         # forest-mode bootstrap may overflow the lists (the forest then stops on tree_error).
-        max_samples = min(16, self.max_samples, self.max_inbag_rows) if thesis else min(n_rows, self.max_samples)
+        max_samples = (min(16, self.max_samples, self.max_inbag_rows) if thesis
+                       else min(n_rows, self.max_samples))
         params = TrainingParameters(
             n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 3, self.max_depth]),
             max_samples=max_samples, max_features=max(1, int(n_features ** 0.5)),

@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from hw.lane import lane_slots
 from hw.resources import ARRIA10_10AX115, estimate, m20k_blocks
 from sim.runner import BUILD_ROOT, PROJECT_ROOT
 
@@ -107,7 +108,7 @@ def trainer_memories(parameters):
     code_bits = parameters["code_bits"]
     lanes = parameters["feature_lanes"]
     # Every bank is split by lane: lane k holds features k, k + lanes, ...
-    lane_depths = [max(1, -(-(features - lane) // lanes)) * rows for lane in range(lanes)]
+    lane_depths = [lane_slots(features, lane, lanes) * rows for lane in range(lanes)]
     per_pe = 0                          # the list rotor serves every PE from one bank
     shared = (sum(m20k_blocks(depth, row_bits + code_bits + label_bits)          # presorted bank
                   for depth in lane_depths)
