@@ -22,12 +22,13 @@ setup: $(STAMP)
 # thesis's reported numbers on every dataset available: k-fold accuracy, and training time
 # modelled from cycles simulated in Verilator (docs/compare.md). Writes results/compare.md,
 # .csv and .png. About 5 minutes on two cores the first time (with the Verilator build).
-# Options pass through: make DATASETS="iris sonar" TREES=100 DEPTH=none FOLDS=5 SEED=0
+# Options pass through: make DATASETS="iris sonar" TREES=100 DEPTH=none FOLDS=5 REPEATS=10 SEED=0
 # PE_COUNT=auto CLOCK_MHZ=100 COMPARE_ARGS="--sim-trees 8".
 all: compare
 
 COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees $(TREES)) \
-    $(if $(DEPTH),--depth $(DEPTH)) $(if $(FOLDS),--folds $(FOLDS)) $(if $(SEED),--seed $(SEED)) \
+    $(if $(DEPTH),--depth $(DEPTH)) $(if $(FOLDS),--folds $(FOLDS)) \
+    $(if $(REPEATS),--repeats $(REPEATS)) $(if $(SEED),--seed $(SEED)) \
     $(if $(PE_COUNT),--pe-count $(PE_COUNT)) $(if $(CLOCK_MHZ),--clock-mhz $(CLOCK_MHZ))
 
 compare: $(STAMP)

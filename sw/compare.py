@@ -1,9 +1,10 @@
 """The main job: the accelerator against scikit-learn and the thesis (``make``).
 
 ``python -m sw.compare [--datasets ...] [--trees 100] [--depth none] [--folds 5]
-[--seed 0] [--pe-count auto] [--clock-mhz 100] [--out results]``
+[--repeats 10] [--seed 0] [--pe-count auto] [--clock-mhz 100] [--out results]``
 
-For every dataset, stratified k-fold cross-validation (seeded; the same folds for all):
+For every dataset, stratified k-fold cross-validation repeated ``--repeats`` times (repeat
+r shuffles with seed + r; the same folds for all methods):
 
 * the accelerator in **forest mode** (``HardwareForestClassifier``: ``--trees`` trees,
   ``max_features="sqrt"`` per node, full bootstrap, depth ``--depth``) and in **thesis
@@ -149,7 +150,12 @@ def parse_arguments(argv=None):
                         help="forest-mode max_depth, 'none' for unlimited (default none)")
     parser.add_argument("--folds", type=_positive_int, default=5,
                         help="stratified CV folds (default 5, as the thesis)")
-    parser.add_argument("--seed", type=int, default=0, help="CV shuffle and forest seeds (default 0)")
+    parser.add_argument("--repeats", type=_positive_int, default=10,
+                        help="repeat the k-fold CV with seeds seed, seed+1, ... (default 10: one "
+                             "5-fold run's forest-vs-scikit-learn difference moves by 1 to 3 "
+                             "points from seed to seed on cmc and sonar)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="CV shuffle and forest seeds of the first repeat (default 0)")
     parser.add_argument("--pe-count", type=_pe_count, default=None, metavar="P",
                         help="PEs for the modelled time; 'auto' (default) = the estimate per "
                              "dataset (PE_FIT)")
@@ -169,6 +175,9 @@ def parse_arguments(argv=None):
         parser.error(f"--folds must be at least 2, not {arguments.folds}")
     if not 0 <= arguments.seed < 1 << 31:
         parser.error(f"--seed must be in [0, 2**31), not {arguments.seed}")
+    if arguments.seed + arguments.repeats > 1 << 31:
+        parser.error(f"--seed + --repeats must be at most 2**31 (the last repeat's seed is "
+                     f"seed + repeats - 1), not {arguments.seed + arguments.repeats}")
     for option in ("sim_trees", "sim_thesis_trees"):
         if getattr(arguments, option) > SIM_DESIGN["max_trees"]:
             parser.error(f"--{option.replace('_', '-')} must be at most {SIM_DESIGN['max_trees']} "
@@ -235,17 +244,25 @@ def _estimators(arguments, fold_seed):
     }
 
 
-def cross_validate(data, arguments, tick=lambda: None):
-    """Per-fold accuracies and fit times; also returns the fold-0 fitted hardware models."""
+def _splits(data, arguments):
+    """(repeat, fold, train, test) of every repeat's stratified k-fold split."""
     from sklearn.model_selection import StratifiedKFold
-    folds = StratifiedKFold(arguments.folds, shuffle=True, random_state=arguments.seed)
+    for repeat in range(arguments.repeats):
+        folds = StratifiedKFold(arguments.folds, shuffle=True, random_state=arguments.seed + repeat)
+        for fold, (train, test) in enumerate(folds.split(data.X, data.y)):
+            yield repeat, fold, train, test
+
+
+def cross_validate(data, arguments, tick=lambda: None):
+    """Per-fold accuracies and fit times, repeats after each other (shape repeats x folds
+    flattened); also returns repeat 0's fold-0 fitted hardware models."""
     scores = {key: [] for key in ("hw_forest", "hw_thesis", "sk_forest", "sk_thesis")}
     times = {key: [] for key in ("hw_forest", "hw_thesis", "sk_forest_1", "sk_forest_1_wall",
                                  "sk_forest_all", "sk_thesis_1", "sk_thesis_1_wall", "sk_thesis_all")}
     first = None
-    for fold, (train, test) in enumerate(folds.split(data.X, data.y)):
+    for repeat, fold, train, test in _splits(data, arguments):
         X_train, y_train, X_test, y_test = data.X[train], data.y[train], data.X[test], data.y[test]
-        make = _estimators(arguments, _fold_seed(arguments.seed, fold))
+        make = _estimators(arguments, _fold_seed(arguments.seed + repeat, fold))
         fitted = {}
         for name in ("hw_forest", "hw_thesis"):
             wall, _, fitted[name] = _timed(lambda: make[name]().fit(X_train, y_train))
@@ -259,7 +276,7 @@ def cross_validate(data, arguments, tick=lambda: None):
             times[f"{name}_1_wall"].append(single_wall)
             times[f"{name}_all"].append(wall)
             scores[name].append(single.score(X_test, y_test))
-        if fold == 0:
+        if first is None:
             first = {"train": train, **fitted}
         tick()
     return ({key: np.array(value) for key, value in scores.items()},
@@ -273,7 +290,8 @@ def accuracy_row(name, arguments, tick=lambda: None):
     data = load(name)
     scores, times, first = cross_validate(data, arguments, tick)
     row = {"dataset": name, "rows": data.X.shape[0], "features": data.X.shape[1],
-           "classes": len(np.unique(data.y)), "folds": arguments.folds, "seed": arguments.seed,
+           "classes": len(np.unique(data.y)), "folds": arguments.folds,
+           "repeats": arguments.repeats, "seed": arguments.seed,
            "trees": arguments.trees, "depth": "none" if arguments.depth is None else arguments.depth}
     for key, values in scores.items():
         row[f"acc_{key}"] = 100 * values.mean()
@@ -281,6 +299,15 @@ def accuracy_row(name, arguments, tick=lambda: None):
     difference = 100 * (scores["hw_forest"] - scores["sk_forest"])
     row["acc_forest_minus_sk"] = difference.mean()
     row["acc_forest_minus_sk_sd"] = difference.std()
+    # Each repeat's k-fold mean difference: how much one k-fold run moves by its seed.
+    per_repeat = difference.reshape(arguments.repeats, arguments.folds).mean(axis=1)
+    row["acc_forest_minus_sk_repeats"] = " ".join(f"{value:+.2f}" for value in per_repeat)
+    row["acc_forest_minus_sk_repeat_sd"] = per_repeat.std(ddof=1) if len(per_repeat) > 1 else 0.0
+    # Standard error of the mean difference, from the spread of the repeats' means (none
+    # with one repeat: the folds of one split are not independent draws).
+    row["acc_forest_minus_sk_se"] = (
+        row["acc_forest_minus_sk_repeat_sd"] / math.sqrt(len(per_repeat)) if len(per_repeat) > 1
+        else None)
     for key, values in times.items():
         row[f"fit_{key}_ms"] = 1000 * values.mean()
     thesis = thesis_row(name) or {}
@@ -444,6 +471,11 @@ def _number(value, digits=1):
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _seed_range(arguments):
+    last = arguments.seed + arguments.repeats - 1
+    return str(arguments.seed) if last == arguments.seed else f"{arguments.seed}-{last}"
+
+
 def _mean_sd(row, key):
     return f"{row[key]:.1f} ± {row[key + '_sd']:.1f}"
 
@@ -459,11 +491,14 @@ def _cycles(row, mode):
 
 def accuracy_table(rows):
     """Header and rows of the accuracy table (strings)."""
-    header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "HW - sklearn pp",
-              "HW thesis mode %", "sklearn 250xd4 %", "thesis HW % (rep.)", "thesis sklearn % (rep.)"]
+    header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "HW - sklearn pp (s.e.)",
+              "per repeat pp", "HW thesis mode %", "sklearn 250xd4 %", "thesis HW % (rep.)",
+              "thesis sklearn % (rep.)"]
     body = [[row["dataset"], f"{row['rows']} x {row['features']}", _mean_sd(row, "acc_hw_forest"),
              _mean_sd(row, "acc_sk_forest"),
-             f"{row['acc_forest_minus_sk']:+.1f} ± {row['acc_forest_minus_sk_sd']:.1f}",
+             f"{row['acc_forest_minus_sk']:+.2f} ({_number(row['acc_forest_minus_sk_se'], 2)})",
+             " ".join(f"{float(value):+.1f}"
+                      for value in row["acc_forest_minus_sk_repeats"].split()),
              _mean_sd(row, "acc_hw_thesis"), _mean_sd(row, "acc_sk_thesis"),
              _number(row["thesis_hw_acc"]), _number(row["thesis_sk_acc"], 2)] for row in rows]
     return header, body
@@ -507,9 +542,13 @@ def report(rows, arguments, seconds):
     lines = [
         "# Accelerator vs scikit-learn vs the thesis",
         "",
-        f"Stratified {arguments.folds}-fold CV, seed {arguments.seed} (the same folds for every "
-        f"method); accuracy mean ± standard deviation over the folds. Forest mode: "
-        f"{arguments.trees} trees, sqrt features per node, full bootstrap, depth {depth}; "
+        f"Stratified {arguments.folds}-fold CV repeated {arguments.repeats} times (shuffle and "
+        f"forest seeds {_seed_range(arguments)}; the same folds for every method); accuracy "
+        f"mean ± standard deviation over all {arguments.repeats * arguments.folds} folds; "
+        f"HW - sklearn: mean difference and its standard error (s.e. = standard deviation of "
+        f"the repeats' {arguments.folds}-fold means / sqrt(repeats)), with each repeat's "
+        f"mean beside it. Forest mode: {arguments.trees} trees, sqrt features per node, full "
+        f"bootstrap, depth {depth}; "
         f"scikit-learn `RandomForestClassifier` with the same. Thesis mode: 250 trees, 16-row "
         f"bootstrap, depth 4, one feature per tree; scikit-learn 250 trees of depth 4 beside it. "
         f"HW accuracy from the golden model (bit-exact with the RTL).",
@@ -525,6 +564,7 @@ def report(rows, arguments, seconds):
         lines += [
             f"Modelled HW training time = (load + presort + trees x cycles per tree / P) / "
             f"{clock:g} MHz; cycles simulated in Verilator on a sample of k trees of fold 0 "
+            f"(first repeat) "
             f"(one PE), P {source}, {clock:g} MHz is the thesis's clock, not a timing result. "
             f"scikit-learn: mean fit time over the folds, measured in this run (1 core: CPU "
             f"time of `n_jobs=1`; all cores: wall time of `n_jobs=-1`, {os.cpu_count()} cores). "
@@ -570,11 +610,12 @@ def plot(rows, path):
         top.bar(x + (index - (len(bars) - 1) / 2) * width, values, width, yerr=errors,
                 label=label, color=colour, capsize=2)
     top.set_xticks(x, names)
-    top.set_ylabel("accuracy % (mean ± sd over folds)")
+    top.set_ylabel("accuracy % (mean ± sd over all folds)")
     top.set_ylim(0, 128)
     top.set_yticks(range(0, 101, 20))
     top.legend(fontsize=8, ncol=3, loc="upper center")
-    top.set_title(f"Accuracy, stratified {rows[0]['folds']}-fold CV (reported: thesis Table 4.2)")
+    top.set_title(f"Accuracy, stratified {rows[0]['folds']}-fold CV x {rows[0]['repeats']} repeats "
+                  f"(reported: thesis Table 4.2)")
     speed = [("HW forest vs scikit-learn 1 core", "speedup_forest_1", "tab:blue"),
              ("HW forest vs scikit-learn all cores", "speedup_forest_all", "tab:cyan"),
              ("HW thesis mode vs scikit-learn 250 x d4, 1 core", "speedup_thesis_1", "tab:green"),
@@ -614,7 +655,8 @@ def main(argv=None):
     # the simulator's output is sent to a log file.
     terminal = os.fdopen(os.dup(2), "w")
     rows, firsts = [], {}
-    with tqdm(total=len(arguments.datasets) * arguments.folds + sim_jobs, disable=arguments.quiet,
+    with tqdm(total=len(arguments.datasets) * arguments.folds * arguments.repeats + sim_jobs,
+              disable=arguments.quiet,
               unit="step", file=terminal, dynamic_ncols=True) as bar:
         for name in arguments.datasets:
             bar.set_description(f"{name}: cross-validation")

@@ -73,6 +73,10 @@ def test_inbag_capacity_holds_bootstraps_and_saves_rows():
     (["--clock-mhz", "-5"], "clock must be in (0, 1000] MHz, not -5.0"),
     (["--clock-mhz", "fast"], "expected a clock in MHz, not 'fast'"),
     (["--seed", "-1"], "--seed must be in [0, 2**31), not -1"),
+    (["--repeats", "0"], "expected a positive integer, not 0"),
+    (["--seed", str((1 << 31) - 1), "--repeats", "2"],
+     "--seed + --repeats must be at most 2**31 (the last repeat's seed is seed + repeats - 1), "
+     "not 2147483649"),
 ])
 def test_bad_options_are_refused_by_name(argv, message, capsys):
     with pytest.raises(SystemExit) as exit:
@@ -155,7 +159,8 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
             broken, threshold_code=np.where(broken.left_child >= 0, broken.threshold_code + 1, -1))
         return results
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
-    status = compare.main(["--datasets", "iris", "--folds", "2", "--trees", "3", "--sim-trees", "2",
+    status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
+                           "--sim-trees", "2",
                            "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"])
     captured = capsys.readouterr()
     assert status == 1
@@ -182,7 +187,8 @@ def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch,
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
     real = bench_pe_fit.pe_parameters
     monkeypatch.setattr(bench_pe_fit, "pe_parameters", lambda *a, **k: {**real(*a, **k), "max_inbag_rows": 40})
-    argv = ["--datasets", "iris", "--folds", "2", "--trees", "3", "--sim-trees", "2",
+    argv = ["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
+            "--sim-trees", "2",
             "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"]
     with pytest.raises(RuntimeError, match=r"iris: a tree's bootstrap holds \d+ distinct rows, more "
                                            r"than the 40 of the in-bag lists PE_FIT's estimate assumes"):
@@ -192,14 +198,53 @@ def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch,
     assert int(row["pe_list_rows"]) == 40 and 40 < int(row["inbag_rows_max"]) <= 75
 
 
+def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
+    """Repeat r is an ordinary k-fold run with seed + r: its scores equal a one-repeat run
+    started at that seed (computed here with scikit-learn's splitter and the estimators
+    directly), and the per-repeat differences are those runs' mean differences."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import StratifiedKFold
+
+    from sw.datasets import load
+    from sw.forest import HardwareForestClassifier
+    data = load("iris")
+    row, first = compare.accuracy_row("iris", compare.parse_arguments(
+        ["--datasets", "iris", "--folds", "3", "--trees", "4", "--sim-trees", "2", "--repeats", "2",
+         "--seed", "7",
+         "--no-sim"]))
+    assert row["repeats"] == 2 and row["seed"] == 7
+    per_repeat, hardware, software = [], [], []
+    for seed in (7, 8):
+        folds = StratifiedKFold(3, shuffle=True, random_state=seed).split(data.X, data.y)
+        differences = []
+        for fold, (train, test) in enumerate(folds):
+            fit = dict(random_state=seed * 1000 + fold)
+            hw = HardwareForestClassifier(4, n_jobs=1, **fit).fit(data.X[train], data.y[train])
+            sk = RandomForestClassifier(4, **fit).fit(data.X[train], data.y[train])
+            hardware.append(hw.score(data.X[test], data.y[test]))
+            software.append(sk.score(data.X[test], data.y[test]))
+            differences.append(100 * (hardware[-1] - software[-1]))
+            if seed == 7 and fold == 0:
+                assert np.array_equal(first["train"], train)
+        per_repeat.append(np.mean(differences))
+    assert row["acc_hw_forest"] == pytest.approx(100 * np.mean(hardware))
+    assert row["acc_hw_forest_sd"] == pytest.approx(100 * np.std(hardware))
+    assert row["acc_sk_forest"] == pytest.approx(100 * np.mean(software))
+    assert [float(value) for value in row["acc_forest_minus_sk_repeats"].split()] == \
+        pytest.approx(per_repeat, abs=0.005)
+    assert row["acc_forest_minus_sk_repeat_sd"] == pytest.approx(np.std(per_repeat, ddof=1))
+    assert row["acc_forest_minus_sk_se"] == pytest.approx(np.std(per_repeat, ddof=1) / np.sqrt(2))
+    assert row["fit_hw_forest_ms"] > 0
+
+
 def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     params = model.TrainingParameters(n_classes=3, max_depth=None, max_samples=120, bootstrap=True,
                                       max_features=2, feature_sampling="node", min_samples_split=2,
                                       min_samples_leaf=1)
     design = backend.design_for(120, 4, 3, 6, params)     # tests/test_system_sim.py's build
     monkeypatch.setattr(compare, "SIM_DESIGN", design)
-    status = compare.main(["--datasets", "iris", "--folds", "2", "--trees", "4", "--sim-trees", "2",
-                           "--sim-thesis-trees", "4", "--out", str(tmp_path)])
+    status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "2", "--trees", "4",
+                           "--sim-trees", "2", "--sim-thesis-trees", "4", "--out", str(tmp_path)])
     captured = capfd.readouterr()
     assert status == 0, captured.err[-2000:]
     for name in ("compare.md", "compare.csv", "compare.png"):
@@ -212,6 +257,8 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     assert row["dataset"] == "iris" and row["rtl_equals_model"] == "True"
     assert float(row["thesis_hw_acc"]) == 86 and float(row["thesis_speedup"]) == pytest.approx(57.7, abs=0.1)
     assert 50 <= float(row["acc_hw_forest"]) <= 100 and 50 <= float(row["acc_sk_forest"]) <= 100
+    assert row["repeats"] == "2" and len(row["acc_forest_minus_sk_repeats"].split()) == 2
+    assert "per repeat pp" in text and "repeated 2 times (shuffle and forest seeds 0-1" in text
     assert int(row["pe_count"]) == compare.PE_FIT["iris"]
     for mode in ("forest", "thesis"):
         assert int(row[f"sim_{mode}_sort_cycles"]) > 0 and float(row[f"sim_{mode}_cycles_per_tree"]) > 50
