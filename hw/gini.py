@@ -6,7 +6,10 @@ the sums of squared (weighted) class counts left and right; it is kept as the fr
 ``(A nR + B nL) / (nL nR)`` and compared by cross-multiplication, never divided. A
 boundary counts only when both sides keep at least ``min_samples_leaf`` entries (distinct
 in-bag rows). The best score wins; on equal scores the earlier boundary (lower threshold)
-stays, because a later candidate must be strictly better to replace it.
+stays, because a later candidate must be strictly better to replace it. A boundary's
+threshold is the code midway between its two entries' codes, ``(left + right) >> 1``:
+the segment's rows split the same way as at the left code, and unseen values in the gap
+are shared between the sides (scikit-learn's midpoint, in code space).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -211,7 +214,8 @@ class GiniScanner(wiring.Component):
                             c1_squares_left.eq(squares_left), c1_squares_right.eq(squares_right),
                             c1_left_weight.eq(left_weight),
                             c1_right_weight.eq(total_weight - left_weight),
-                            c1_threshold.eq(previous_code), c1_rows_left.eq(left_rows),
+                            c1_threshold.eq((previous_code + entry.code) >> 1),
+                            c1_rows_left.eq(left_rows),
                             c1_left.eq(left),
                         ]
                     # Move the entry from right to left:

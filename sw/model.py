@@ -30,7 +30,7 @@ __all__ = [
     "FEATURE_SAMPLING_KINDS", "TrainingParameters", "Tree", "SplitCandidate",
     "presorted_order", "bootstrap_weights", "inbag_row_count", "inbag_lists", "NodeFeatureDrawer",
     "draw_node_features", "split_score", "compare_split_scores", "best_split_of_segment",
-    "best_split_of_node", "stable_partition", "leaf_decision", "majority_class",
+    "best_split_of_node", "midpoint_code", "stable_partition", "leaf_decision", "majority_class",
     "train_tree", "train_forest", "predict_tree", "forest_votes", "forest_class_counts",
     "trees_equal",
 ]
@@ -485,6 +485,14 @@ def best_split_of_node(codes_per_feature, labels_per_feature, weights_per_featur
     return SplitCandidate(False)
 
 
+def midpoint_code(codes, last_left):
+    """Threshold code of a boundary after sorted entry ``last_left``: midway between its
+    code and the next entry's (different) code, rounded down. The segment splits as at the
+    left code; codes in the gap (other rows, unseen values) are shared between the sides,
+    as scikit-learn's midpoint threshold does in value space."""
+    return (int(codes[last_left]) + int(codes[last_left + 1])) >> 1
+
+
 def _segment_result(found, codes, features, labels, weights, n_classes):
     if found is None:
         return SplitCandidate(False)
@@ -492,7 +500,8 @@ def _segment_result(found, codes, features, labels, weights, n_classes):
     total = np.bincount(np.asarray(labels, dtype=np.int64),
                         weights=np.asarray(weights, dtype=np.int64),
                         minlength=n_classes).astype(np.int64)
-    return SplitCandidate(True, int(features[segment]), int(codes[last_left]), last_left + 1,
+    return SplitCandidate(True, int(features[segment]), midpoint_code(codes, last_left),
+                          last_left + 1,
                           numerator, denominator, left.copy(), total - left)
 
 
@@ -654,7 +663,7 @@ def train_tree(codes, labels, params, seed, tree_index, order=None, codes_by_fea
             chosen_feature = int(pair_feature[pair])
             left_rows = last_left - int(pair_offset[pair]) + 1
             feature[node] = chosen_feature
-            threshold[node] = int(element_codes[last_left])
+            threshold[node] = midpoint_code(element_codes, last_left)
             for child_counts, child_rows, child_start in (
                     (left_counts, left_rows, segment_start[node]),
                     (counts[node] - left_counts, node_rows[node] - left_rows,

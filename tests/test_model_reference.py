@@ -20,10 +20,13 @@ def _fraction_score(left, right):
 
 
 def _brute_force_segment(codes, labels, weights, n_classes, min_samples_leaf):
-    """Try every threshold code, keep the first best (lowest threshold on ties)."""
+    """Try every boundary between distinct codes, keep the first best (lowest threshold on
+    ties); the threshold is midway between the two codes, rounded down."""
     best = None
-    for threshold in sorted(set(codes))[:-1]:
-        left_rows = [i for i, code in enumerate(codes) if code <= threshold]
+    distinct = sorted(set(codes))
+    for below, above in zip(distinct, distinct[1:]):
+        threshold = (below + above) // 2
+        left_rows = [i for i, code in enumerate(codes) if code <= below]
         if len(left_rows) < min_samples_leaf or len(codes) - len(left_rows) < min_samples_leaf:
             continue
         left = [0] * n_classes
@@ -164,6 +167,15 @@ def test_best_split_of_segment_tie_takes_lowest_threshold():
     # Codes 0 0 1 1 2 2, labels a a b b a a: thresholds 0 and 1 tie exactly.
     found = best_split_of_segment([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 0, 0], [1] * 6, 2)
     assert found.threshold_code == 0 and found.n_rows_left == 2
+
+
+def test_threshold_is_midway_between_the_boundary_codes():
+    # Codes 2 2 9 9 (labels a a b b): the rows split after code 2, and the gap 3..8 is
+    # shared: 3..5 go left with 2, 6..8 go right with 9. An odd gap rounds down.
+    found = best_split_of_segment([2, 2, 9, 9], [0, 0, 1, 1], [1] * 4, 2)
+    assert (found.threshold_code, found.n_rows_left) == (5, 2)
+    found = best_split_of_segment([2, 2, 10, 10], [0, 0, 1, 1], [1] * 4, 2)
+    assert found.threshold_code == 6
 
 
 def test_best_split_of_node_ties_take_first_visited_feature():
