@@ -6,12 +6,15 @@ processing elements because tree ``t`` depends only on (data, configuration, see
 
 Data path:
 
-1. **Dataset banks.** The host streams the training set row by row on ``dataset``
-   (``n_features`` beats per row: the codes of features 0, 1, ...; the row's label on
-   every beat, taken from its first; ``last`` on the final beat of the final row). Codes
-   go to a bank addressed ``{feature, row}`` (thesis section 4.2), labels to a label bank.
-   More rows or features than built for, or a row cut short, raise ``dataset_error``;
-   nothing is written past the banks.
+1. **Dataset banks.** The host streams the training set row by row on ``dataset``,
+   one beat per slot of ``lanes`` features (``ceil(n_features / lanes)`` beats per row:
+   beat ``s`` carries the codes of features ``s * lanes .. s * lanes + lanes - 1``, one
+   per lane, those past ``n_features`` ignored; the row's label on every beat, taken from
+   its first; ``last`` on the final beat of the final row). Each lane's code goes to its
+   lane's bank in the same cycle, so a row takes ``ceil(n_features / lanes)`` cycles, not
+   ``n_features``. Codes go to a bank addressed ``{feature, row}`` (thesis section 4.2),
+   labels to a label bank. More rows or features than built for, or a row cut short,
+   raise ``dataset_error``; nothing is written past the banks.
 2. **Presort** (on ``start``): the banks are split by PE feature lane (feature ``f`` in
    lane ``f % lanes``, at ``(f // lanes) * max_rows + row``), and each lane has its own
    :class:`hw.sorter.RadixSorter`, through which its features' codes stream one feature
@@ -41,9 +44,11 @@ from hw.sorter import RadixSorter
 __all__ = ["ForestTrainer", "dataset_layout", "forest_node_layout"]
 
 
-def dataset_layout(code_bits, label_bits):
-    """One beat of the dataset stream: a code, the row's label, ``last`` on the final beat."""
-    return data.StructLayout({"code": code_bits, "label": label_bits, "last": 1})
+def dataset_layout(code_bits, label_bits, lanes):
+    """One beat of the dataset stream: one slot of a row, i.e. the codes of ``lanes``
+    consecutive features (``codes[lane]``), the row's label, ``last`` on the final beat."""
+    return data.StructLayout({"codes": data.ArrayLayout(code_bits, lanes), "label": label_bits,
+                              "last": 1})
 
 
 def forest_node_layout(tree_bits, node_layout):
@@ -75,8 +80,9 @@ class ForestTrainer(wiring.Component):
     one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
         The forest's configuration, sampled on ``start``.
     dataset : In(stream.Signature(dataset_layout(...)))
-        The training set, row by row (``n_features`` beats per row, ``n_features`` held
-        while it streams), accepted while not busy.
+        The training set, row by row (``ceil(n_features / lanes)`` beats per row, each
+        with one code per lane; ``n_features`` held while it streams), accepted while not
+        busy, one beat per cycle.
     start : In(1)
         Presort the dataset and train the forest.
     nodes : Out(stream.Signature(forest_node_layout(...)))
@@ -131,7 +137,8 @@ class ForestTrainer(wiring.Component):
             "depth_limit": In(pe.depth_bits),
             "min_samples_split": In(pe.row_bits + 2),
             "min_samples_leaf": In(pe.row_bits + 1),
-            "dataset": In(stream.Signature(dataset_layout(pe.code_bits, pe.label_bits))),
+            "dataset": In(stream.Signature(dataset_layout(pe.code_bits, pe.label_bits,
+                                                          pe.feature_lanes))),
             "start": In(1),
             "nodes": Out(stream.Signature(forest_node_layout(self.tree_bits, pe.node_layout))),
             "busy": Out(1),
@@ -195,7 +202,7 @@ class ForestTrainer(wiring.Component):
         loaded_rows = Signal(row_bits + 2)
         loaded_features = Signal.like(self.n_features)
         load_row = Signal(row_bits + 2)
-        load_feature = Signal.like(self.n_features)
+        load_slot = Signal(range(slots + 1))
         cycles = Signal(32)
         m.d.comb += self.cycles.eq(cycles)
         with m.If(self.busy):
@@ -212,36 +219,39 @@ class ForestTrainer(wiring.Component):
             m.d.comb += [getattr(pe, name).eq(register) for name, register in tree_config.items()]
 
         # ------------------------------------------------------------ dataset stream
-        # Row by row, n_features beats per row (the configuration input, held while the
-        # dataset streams in); start checks that n_rows and n_features match what came.
+        # Row by row, one beat per slot (ceil(n_features / lanes) beats per row; the
+        # configuration input n_features is held while the dataset streams in), each lane's
+        # code written to its own bank in the same cycle; start checks that n_rows and
+        # n_features match what came.
         with m.If(~self.busy):
             m.d.comb += self.dataset.ready.eq(1)
             with m.If(self.dataset.valid):
                 beat = self.dataset.p
-                with m.If((load_row == 0) & (load_feature == 0)):
+                with m.If((load_row == 0) & (load_slot == 0)):
                     m.d.sync += [self.dataset_error.eq(0), loaded_rows.eq(0), loaded_features.eq(0)]
-                in_range = ((load_row < max_rows) & (load_feature < max_features) &
+                first_feature = load_slot << lane_bits
+                in_range = ((load_row < max_rows) & (first_feature < max_features) &
                             (self.n_features != 0) & (self.n_features <= max_features))
                 with m.If(in_range):
-                    load_lane = load_feature[:lane_bits] if lane_bits else 0
                     for lane, write in enumerate(code_writes):
-                        m.d.comb += [write.addr.eq((load_feature >> lane_bits) * max_rows + load_row),
-                                     write.data.eq(beat.code), write.en.eq(load_lane == lane)]
-                    with m.If(load_feature == 0):
+                        m.d.comb += [write.addr.eq(load_slot * max_rows + load_row),
+                                     write.data.eq(beat.codes[lane]),
+                                     write.en.eq(first_feature + lane < self.n_features)]
+                    with m.If(load_slot == 0):
                         m.d.comb += [label_write.addr.eq(load_row), label_write.data.eq(beat.label),
                                      label_write.en.eq(1)]
                 with m.Else():
                     m.d.sync += self.dataset_error.eq(1)
-                row_end = load_feature + 1 >= self.n_features
+                row_end = first_feature + lanes >= self.n_features
                 with m.If(beat.last):
                     with m.If(~row_end):
                         m.d.sync += self.dataset_error.eq(1)          # the last row cut short
                     m.d.sync += [loaded_rows.eq(load_row + 1), loaded_features.eq(self.n_features),
-                                 load_row.eq(0), load_feature.eq(0)]
+                                 load_row.eq(0), load_slot.eq(0)]
                 with m.Elif(row_end):
-                    m.d.sync += [load_row.eq(load_row + 1), load_feature.eq(0)]
+                    m.d.sync += [load_row.eq(load_row + 1), load_slot.eq(0)]
                 with m.Else():
-                    m.d.sync += load_feature.eq(load_feature + 1)
+                    m.d.sync += load_slot.eq(load_slot + 1)
 
         # ------------------------------------------------------------ presort
         # One sorter per lane, sorting that lane's features one after another.

@@ -111,7 +111,8 @@ class ForestSystem(wiring.Component):
         g = self._geometry
         super().__init__({
             "csr": In(csr_signature()),
-            "dataset": In(stream.Signature(dataset_layout(pe.code_bits, pe.label_bits))),
+            "dataset": In(stream.Signature(dataset_layout(pe.code_bits, pe.label_bits,
+                                                          pe.feature_lanes))),
             "trees": Out(stream.Signature(forest_node_layout(trainer.tree_bits, pe.node_layout))),
             "trees_in": In(stream.Signature(g.node_layout)),
             "rows": In(stream.Signature(g.row_layout)),

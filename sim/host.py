@@ -58,7 +58,8 @@ class HostDriver:
             classes=capacity.classes, count_bits=capacity.count_bits, max_depth=capacity.max_depth,
             traversal_stages=min(design.get("traversal_stages", 1), capacity.max_depth + 1))
         clock = dut.clk
-        self.dataset = StreamSource(dut, "dataset", dataset_layout(capacity.code_bits, capacity.label_bits),
+        self.dataset = StreamSource(dut, "dataset", dataset_layout(capacity.code_bits, capacity.label_bits,
+                                                                   capacity.feature_lanes),
                                     clock, rng, idle_probability)
         self.trees = StreamSink(dut, "trees", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout),
                                 clock, rng, stall_probability)
@@ -110,7 +111,7 @@ class HostDriver:
         codes = np.asarray(codes, dtype=np.int64)
         n_rows, n_features = codes.shape
         await self.write("N_FEATURES", n_features)
-        for beat in dataset_beats(codes, labels):
+        for beat in dataset_beats(codes, labels, self.capacity.feature_lanes):
             self.dataset.send(beat)
         while not self.dataset.idle:
             await RisingEdge(self.dut.clk)

@@ -25,14 +25,15 @@ class ForestTestbench(StreamTestbench):
                      "code_bits", "max_depth", "label_bits"):
             setattr(self, name, getattr(capacity, name))
         self.max_trees = self.design["max_trees"]
-        self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits))
+        self.lanes = self.design["feature_lanes"]
+        self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits, self.lanes))
         self.nodes = self.sink("nodes", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout))
         self.cycle_log = []
 
     async def load(self, codes, labels):
         """Stream the dataset in, row by row, and wait until it is taken."""
         self.dut.n_features.value = codes.shape[1]
-        for beat in dataset_beats(codes, labels):
+        for beat in dataset_beats(codes, labels, self.lanes):
             self.dataset.send(beat)
         while not self.dataset.idle:
             await RisingEdge(self.dut.clk)
@@ -235,10 +236,11 @@ async def bad_configurations_are_flagged(dut):
         await ReadOnly()
         assert int(dut.bad_config.value) == 1 and int(dut.busy.value) == 0, f"{label}: not refused"
         await RisingEdge(dut.clk)
-    # A row cut short raises dataset_error, and start is then refused.
-    tb.dut.n_features.value = 3
-    for feature in range(2):
-        tb.dataset.send({"code": 1, "label": 0, "last": int(feature == 1)})
+    # A row cut short raises dataset_error, and start is then refused: a row of lanes + 1
+    # features takes two beats, and the first already says last.
+    assert tb.lanes + 1 <= tb.max_features, "the build cannot hold a row of two beats"
+    tb.dut.n_features.value = tb.lanes + 1
+    tb.dataset.send({"codes": [1] * tb.lanes, "label": 0, "last": 1})
     while not tb.dataset.idle:
         await RisingEdge(dut.clk)
     await ClockCycles(dut.clk, 2)

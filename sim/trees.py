@@ -144,10 +144,14 @@ def quantised_dataset(name, code_bits):
     return codes, labels, int(labels.max()) + 1
 
 
-def dataset_beats(codes, labels):
-    """The ``dataset`` stream of the forest trainer: row by row, one code per beat."""
+def dataset_beats(codes, labels, lanes):
+    """The ``dataset`` stream of the forest trainer: row by row, one beat per slot of
+    ``lanes`` features (``codes[lane]`` = feature ``slot * lanes + lane``; lanes past the
+    last feature carry 0)."""
     n_rows, n_features = codes.shape
+    slots = -(-n_features // lanes)
     for row in range(n_rows):
-        for feature in range(n_features):
-            yield {"code": int(codes[row, feature]), "label": int(labels[row]),
-                   "last": int(row == n_rows - 1 and feature == n_features - 1)}
+        for slot in range(slots):
+            features = range(slot * lanes, slot * lanes + lanes)
+            yield {"codes": [int(codes[row, f]) if f < n_features else 0 for f in features],
+                   "label": int(labels[row]), "last": int(row == n_rows - 1 and slot == slots - 1)}

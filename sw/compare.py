@@ -23,7 +23,8 @@ model"), and their cycles give
 
     modelled time = (load + presort + trees x mean cycles per tree / P) / clock
 
-with load = rows x features stream beats, presort and cycles per tree simulated, P the
+with load = rows x ceil(features / lanes) stream beats (a beat carries one code per
+lane), presort and cycles per tree simulated, P the
 estimated number of PEs that fit a 10AX115 (:data:`PE_FIT`) and the clock 100 MHz (the
 thesis's). ``docs/compare.md`` explains the method and its assumptions.
 
@@ -342,13 +343,20 @@ def sample_summary(result, job, estimator):
             "cycles_per_tree": tree_cycles.mean(), "cycles_per_tree_sd": tree_cycles.std(),
             "cycles_per_tree_min": tree_cycles.min(), "cycles_per_tree_max": tree_cycles.max(),
             "tree_cycles": ";".join(f"{value:.0f}" for value in tree_cycles),
-            "load_cycles": job["codes"].shape[0] * job["codes"].shape[1],
+            "load_cycles": load_cycles(job["codes"].shape, result["design"]),
             "rotor_wait_cycles": rotor_wait_cycles(job, result["design"]),
             "wall_seconds": result["wall_seconds"],
             "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
             "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
             # Distinct in-bag rows (the root's rows) of every tree of the modelled forest.
             "inbag_rows_max": max(int(t.n_rows[0]) for t in estimator.trees_)}
+
+
+def load_cycles(shape, design):
+    """Cycles of the dataset stream: one beat per row and slot of ``feature_lanes``
+    features, taken one per cycle (the trainer is always ready while not busy)."""
+    n_rows, n_features = shape
+    return n_rows * -(-n_features // design["feature_lanes"])
 
 
 def rotor_wait_cycles(job, design):

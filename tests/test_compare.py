@@ -127,6 +127,22 @@ def test_modelled_time_is_load_presort_and_trees_over_pe_count():
     assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
 
 
+def test_load_cycles_are_the_beats_the_host_driver_sends():
+    """The modelled load is one cycle per beat of the dataset stream (the trainer takes one
+    beat per cycle while not busy), counted here from the driver's own beats."""
+    from sim.trees import dataset_beats
+    rng = np.random.default_rng(3)
+    for rows, features, lanes in ((7, 21, 8), (5, 60, 4), (6, 8, 4), (3, 1, 2), (4, 9, 1)):
+        codes = rng.integers(0, 9, size=(rows, features))
+        beats = list(dataset_beats(codes, np.zeros(rows, dtype=int), lanes))
+        assert compare.load_cycles(codes.shape, {"feature_lanes": lanes}) == len(beats)
+        assert sum(beat["last"] for beat in beats) == 1 and beats[-1]["last"] == 1
+        sent = [code for beat in beats for code in beat["codes"]]
+        padded = np.zeros((rows, len(beats) // rows * lanes), dtype=int)
+        padded[:, :features] = codes
+        assert sent == padded.ravel().tolist()
+
+
 def test_rotor_wait_is_a_round_of_lists_unless_the_sparse_fill_reads_none():
     design = {"feature_lanes": 8, "sparse_rows": 16}
     codes = np.zeros((1701, 21), dtype=int)
