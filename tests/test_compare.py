@@ -255,6 +255,30 @@ def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
     assert row["fit_hw_forest_ms"] > 0
 
 
+def test_worker_processes_give_the_same_results_as_one_process(tmp_path):
+    """The golden-model folds run in worker processes (--jobs 2) and are merged back in
+    split order: every accuracy equals the one-process run's, fold for fold."""
+    rows = {}
+    for jobs in (1, 2):
+        out = tmp_path / str(jobs)
+        assert compare.main(["--datasets", "iris", "wine", "--folds", "3", "--repeats", "2",
+                             "--trees", "4", "--sim-trees", "2", "--no-sim", "--quiet", "--no-plot",
+                             "--jobs", str(jobs), "--out", str(out)]) == 0
+        rows[jobs] = list(csv.DictReader(open(out / "compare.csv")))
+    assert [row["dataset"] for row in rows[2]] == ["iris", "wine"]
+    for one, two in zip(rows[1], rows[2]):
+        for key in one:
+            if key.startswith("acc_"):
+                assert one[key] == two[key], key
+        assert float(two["fit_hw_forest_ms"]) > 0 and float(two["fit_sk_forest_1_ms"]) > 0
+
+
+def test_bad_jobs_option_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "iris", "--jobs", "0"])
+    assert "--jobs" in capsys.readouterr().err
+
+
 def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     params = model.TrainingParameters(n_classes=3, max_depth=None, max_samples=120, bootstrap=True,
                                       max_features=2, feature_sampling="node", min_samples_split=2,
