@@ -23,13 +23,14 @@ setup: $(STAMP)
 # modelled from cycles simulated in Verilator (docs/compare.md). Writes results/compare.md,
 # .csv and .png. About 13 minutes on two cores the first time (ten CV repeats, Verilator builds).
 # Options pass through: make DATASETS="iris sonar" TREES=100 DEPTH=none FOLDS=5 REPEATS=10 SEED=0
-# PE_COUNT=auto CLOCK_MHZ=100 COMPARE_ARGS="--sim-trees 8".
+# PE_COUNT=auto CLOCK_MHZ=100 JOBS=2 COMPARE_ARGS="--sim-trees 8".
 all: compare
 
 COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees $(TREES)) \
     $(if $(DEPTH),--depth $(DEPTH)) $(if $(FOLDS),--folds $(FOLDS)) \
     $(if $(REPEATS),--repeats $(REPEATS)) $(if $(SEED),--seed $(SEED)) \
-    $(if $(PE_COUNT),--pe-count $(PE_COUNT)) $(if $(CLOCK_MHZ),--clock-mhz $(CLOCK_MHZ))
+    $(if $(PE_COUNT),--pe-count $(PE_COUNT)) $(if $(CLOCK_MHZ),--clock-mhz $(CLOCK_MHZ)) \
+    $(if $(JOBS),--jobs $(JOBS))
 
 compare: $(STAMP)
 	$(VPY) -m sw.compare $(strip $(COMPARE_OPTIONS) $(COMPARE_ARGS))

@@ -29,9 +29,9 @@ lane), presort and cycles per tree simulated, P the
 estimated number of PEs that fit a 10AX115 (:data:`PE_FIT`) and the clock 100 MHz (the
 thesis's). ``docs/compare.md`` explains the method and its assumptions.
 
-The accuracy folds (golden model and scikit-learn alike) and the Verilator builds run
-first, spread over ``--jobs`` processes; then scikit-learn is timed alone; then the
-samples are simulated.
+The accuracy folds (golden model and scikit-learn alike), the Verilator builds and the
+simulated samples run first, on every core (``--jobs`` processes); then scikit-learn is
+timed with nothing else running.
 
 Writes ``results/compare.md``, ``compare.csv`` and ``compare.png``.
 """
@@ -174,9 +174,10 @@ def parse_arguments(argv=None):
     parser.add_argument("--no-sim", action="store_true",
                         help="skip the Verilator runs (no hardware time; accuracy only)")
     parser.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
-                        help="processes for the accuracy folds and the Verilator builds "
-                             "(default: the machine's cores, %(default)s); scikit-learn is "
-                             "timed afterwards with nothing else running")
+                        help="processes for the accuracy folds and the Verilator builds, "
+                             "beside which the samples are simulated (default: the machine's "
+                             "cores, %(default)s); scikit-learn is timed afterwards with nothing "
+                             "else running")
     parser.add_argument("--out", default="results", help="output folder (default results)")
     parser.add_argument("--no-plot", action="store_true", help="do not draw compare.png")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -707,16 +708,41 @@ def _build_quietly(design, log):
         build("forest_system", parameters=design)
 
 
-def _score_and_build(arguments, designs, log, bar):
-    """Phase 1: every dataset's fold scores (:func:`score_fold`) and the Verilator builds,
-    spread over ``arguments.jobs`` processes. Nothing here is a timing that is compared
-    (the golden model's own fit times are CPU times), so it may fill every core. Returns
-    dataset name -> list of :func:`score_fold` results in split order."""
+def _first_fold(name, arguments, scored):
+    """Fold 0 of the first repeat: its training rows and fitted golden-model forests (the
+    simulated samples train their first trees again in Verilator)."""
+    from sw.datasets import load
+    data = load(name)
+    _, _, train, _ = next(_splits(data, arguments))
+    return {"train": train, "X": data.X[train], "y": data.y[train], **scored[2]}
+
+
+def _untimed_phase(arguments, designs, log, bar):
+    """Everything but scikit-learn's timing, on every core: the fold scores
+    (:func:`score_fold`) and the Verilator builds in ``arguments.jobs`` processes, and the
+    simulated samples (:func:`simulate_samples`, a simulator process driven from a thread
+    of this one) as soon as the builds and every dataset's first fold are done. None of
+    it is a timing that is compared: the golden model's fit times are CPU times, and
+    simulated cycles do not depend on the load. Returns (dataset name -> list of
+    :func:`score_fold` results in split order, dataset name -> simulated samples or None).
+    """
     import concurrent.futures
     import multiprocessing
 
     from sw.datasets import load
     tasks = {name: scoring_tasks(load(name), arguments) for name in arguments.datasets}
+    done = [0]
+
+    def sim_progress(count):
+        bar.update(count - done[0])
+        done[0] = count
+
+    def simulate(scored_first):
+        firsts = {name: _first_fold(name, arguments, first) for name, first in scored_first.items()}
+        samples = simulate_samples(firsts, arguments, sim_progress, log=log)
+        sim_progress(2 * len(firsts))
+        return samples
+
     if arguments.jobs == 1:
         results = {}
         for design in designs:
@@ -729,19 +755,38 @@ def _score_and_build(arguments, designs, log, bar):
             for fold in folds:
                 results[name].append(score_fold(*fold))
                 bar.update(1)
-        return results
-    bar.set_description(f"accuracy folds and Verilator builds ({arguments.jobs} processes)")
+        if not designs:
+            return results, None
+        bar.set_description("Verilator: simulated samples")
+        return results, simulate({name: folds[0] for name, folds in results.items()})
+    bar.set_description(f"accuracy folds, Verilator builds and samples ({arguments.jobs} processes)")
     # spawn: a fresh interpreter per worker, none of this process's threads or open files.
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(arguments.jobs, mp_context=context) as pool:
-        # The builds first: they are the longest tasks.
-        builds = [pool.submit(_build_quietly, design, log) for design in designs]
-        scored = {name: [pool.submit(score_fold, *fold) for fold in folds]
-                  for name, folds in tasks.items()}
-        for future in concurrent.futures.as_completed(builds + [f for fs in scored.values() for f in fs]):
-            future.result()
-            bar.update(1)
-    return {name: [future.result() for future in futures] for name, futures in scored.items()}
+    simulation = concurrent.futures.ThreadPoolExecutor(1)
+    sim_future = None
+    try:
+        with concurrent.futures.ProcessPoolExecutor(arguments.jobs, mp_context=context) as pool:
+            # The builds first: they are the longest tasks.
+            builds = [pool.submit(_build_quietly, design, log) for design in designs]
+            scored = {name: [pool.submit(score_fold, *fold) for fold in folds]
+                      for name, folds in tasks.items()}
+            for future in concurrent.futures.as_completed(builds + [f for fs in scored.values() for f in fs]):
+                future.result()
+                bar.update(1)
+                if (designs and sim_future is None and all(build.done() for build in builds)
+                        and all(futures[0].done() for futures in scored.values())):
+                    sim_future = simulation.submit(
+                        simulate, {name: futures[0].result() for name, futures in scored.items()})
+        results = {name: [future.result() for future in futures] for name, futures in scored.items()}
+        if sim_future is None:
+            return results, None
+        bar.set_description("Verilator: simulated samples")
+        try:
+            return results, sim_future.result()
+        except Exception as error:
+            raise SystemExit(f"the simulation failed ({error}); its output is in {log}") from error
+    finally:
+        simulation.shutdown(wait=True)
 
 
 def main(argv=None):
@@ -757,38 +802,30 @@ def main(argv=None):
     log = out / "compare_sim.log"
     log.unlink(missing_ok=True)
     splits = len(arguments.datasets) * arguments.folds * arguments.repeats
+    timed = len(arguments.datasets) * arguments.folds
     # The bar writes to a copy of the terminal's stderr, so that it keeps drawing while
     # the simulator's output is sent to a log file.
     terminal = os.fdopen(os.dup(2), "w")
     try:
-        rows, firsts = [], {}
-        with tqdm(total=splits + len(arguments.datasets) * arguments.folds + len(designs) + sim_jobs, disable=arguments.quiet,
+        rows = []
+        with tqdm(total=splits + len(designs) + sim_jobs + timed, disable=arguments.quiet,
                   unit="step", file=terminal, dynamic_ncols=True) as bar:
             try:
-                scored = _score_and_build(arguments, designs, log, bar)
+                scored, samples = _untimed_phase(arguments, designs, log, bar)
+            except SystemExit:
+                raise
             except Exception as error:
                 where = f"; the Verilator builds' output is in {log}" if designs else ""
                 raise SystemExit(f"the accuracy folds or the Verilator builds failed "
                                  f"({error!r}){where}") from error
+            # Nothing else runs now: scikit-learn's fit times are measured alone.
             for name in arguments.datasets:
                 bar.set_description(f"{name}: timing scikit-learn alone")
-                row, firsts[name] = accuracy_row(name, arguments, tick=lambda: bar.update(1),
-                                                 scored=scored[name])
+                row, _ = accuracy_row(name, arguments, tick=lambda: bar.update(1),
+                                      scored=scored[name])
+                if samples is not None:
+                    hardware_columns(row, samples[name], arguments)
                 rows.append(row)
-            if sim_jobs:
-                bar.set_description(f"Verilator: {sim_jobs} simulated samples")
-                done = [0]
-
-                def progress(count):
-                    bar.update(count - done[0])
-                    done[0] = count
-                try:
-                    samples = simulate_samples(firsts, arguments, progress, log=log)
-                except Exception as error:
-                    raise SystemExit(f"the simulation failed ({error}); its output is in {log}") from error
-                progress(sim_jobs)
-                for row in rows:
-                    hardware_columns(row, samples[row["dataset"]], arguments)
             bar.set_description("done")
     finally:
         terminal.close()

@@ -175,8 +175,9 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
             broken, threshold_code=np.where(broken.left_child >= 0, broken.threshold_code + 1, -1))
         return results
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    # --jobs 1: the one-process path (the end-to-end test below takes the worker processes).
     status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
-                           "--sim-trees", "2",
+                           "--sim-trees", "2", "--jobs", "1",
                            "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"])
     captured = capsys.readouterr()
     assert status == 1
