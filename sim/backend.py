@@ -18,6 +18,7 @@ import pickle
 import tempfile
 import time
 
+from sim import runner
 from sim.runner import simulate
 from sw.model import inbag_row_count
 
@@ -67,6 +68,12 @@ def _check_holds(design, codes, params, n_trees, seed):
             raise ValueError(f"design has no {name!r} (needed: {value})")
         if value > design[name]:
             raise ValueError(f"design {name} = {design[name]} is too small: the job needs {value}")
+
+
+def build(design):
+    """Build the Verilator model of ``design`` (a dict of ``ForestSystem`` parameters)
+    without running it, so that a later :func:`train_batch` on it starts at once."""
+    runner.build("forest_system", parameters=dict(design))
 
 
 def _session(design, job, module="sim.session", setting="job", **settings):

@@ -454,19 +454,34 @@ def hardware_columns(row, samples, arguments):
     return row
 
 
-def train_by_design(jobs, designs, progress=lambda done: None):
-    """``sim.backend.train_batch`` once per distinct build of ``designs`` (one per job);
+def train_by_design(jobs, designs, progress=lambda done: None, parallel=True):
+    """``sim.backend.train_batch`` once per distinct build of ``designs`` (one per job),
+    with ``parallel`` the builds' simulators side by side (each a process of its own,
+    driven from a thread), else one after the other (for measuring simulation speed);
     the results in the jobs' order. ``progress(jobs_done)`` counts over all builds."""
+    import concurrent.futures
+    import threading
+
     from sim import backend
+    groups = {}
+    for index, design in enumerate(designs):
+        groups.setdefault(tuple(sorted(design.items())), (design, []))[1].append(index)
+    finished, lock = {}, threading.Lock()
+
+    def run(key, design, indices):
+        def report(count):
+            with lock:
+                finished[key] = count
+                progress(sum(finished.values()))
+        return backend.train_batch([jobs[index] for index in indices], design, progress=report)
+
     results = [None] * len(jobs)
-    done = 0
-    for design in {tuple(sorted(design.items())): design for design in designs}.values():
-        indices = [index for index, other in enumerate(designs) if other == design]
-        batch = backend.train_batch([jobs[index] for index in indices], design,
-                                    progress=lambda finished, before=done: progress(before + finished))
-        for index, result in zip(indices, batch):
-            results[index] = result
-        done += len(indices)
+    with concurrent.futures.ThreadPoolExecutor(len(groups) if parallel else 1) as pool:
+        futures = {pool.submit(run, key, design, indices): indices
+                   for key, (design, indices) in groups.items()}
+        for future, indices in futures.items():
+            for index, result in zip(indices, future.result()):
+                results[index] = result
     return results
 
 
@@ -701,13 +716,6 @@ def plot(rows, path):
     plt.close(figure)
 
 
-def _build_quietly(design, log):
-    """Build the Verilator model of ``design`` (a worker process's task), its output to ``log``."""
-    from sim.runner import build
-    with _output_to(log):
-        build("forest_system", parameters=design)
-
-
 def _first_fold(name, arguments, scored):
     """Fold 0 of the first repeat: its training rows and fitted golden-model forests (the
     simulated samples train their first trees again in Verilator)."""
@@ -743,11 +751,13 @@ def _untimed_phase(arguments, designs, log, bar):
         sim_progress(2 * len(firsts))
         return samples
 
+    from sim import backend
     if arguments.jobs == 1:
         results = {}
         for design in designs:
             bar.set_description("Verilator: build")
-            _build_quietly(design, log)
+            with _output_to(log):
+                backend.build(design)
             bar.update(1)
         for name, folds in tasks.items():
             bar.set_description(f"{name}: accuracy")
@@ -766,7 +776,8 @@ def _untimed_phase(arguments, designs, log, bar):
     sim_future = None
     try:
         with concurrent.futures.ProcessPoolExecutor(arguments.jobs, mp_context=context) as pool:
-            # The builds first: they are the longest tasks.
+            # The builds first: they are the longest tasks. (Worker processes, not threads:
+            # a build sets environment variables for its make.)
             builds = [pool.submit(_build_quietly, design, log) for design in designs]
             scored = {name: [pool.submit(score_fold, *fold) for fold in folds]
                       for name, folds in tasks.items()}
@@ -787,6 +798,13 @@ def _untimed_phase(arguments, designs, log, bar):
             raise SystemExit(f"the simulation failed ({error}); its output is in {log}") from error
     finally:
         simulation.shutdown(wait=True)
+
+
+def _build_quietly(design, log):
+    """Build the Verilator model of ``design`` (a worker process's task), its output to ``log``."""
+    from sim import backend
+    with _output_to(log):
+        backend.build(design)
 
 
 def main(argv=None):

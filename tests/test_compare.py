@@ -175,7 +175,9 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
             broken, threshold_code=np.where(broken.left_child >= 0, broken.threshold_code + 1, -1))
         return results
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
-    # --jobs 1: the one-process path (the end-to-end test below takes the worker processes).
+    monkeypatch.setattr(backend, "build", lambda design: None)
+    # The fake simulator lives in this process: --jobs 1 (the one-process path, which
+    # builds here, faked too; the end-to-end test below takes the worker processes).
     status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
                            "--sim-trees", "2", "--jobs", "1",
                            "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"])
@@ -193,6 +195,34 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
     assert float(row["hw_forest_ms"]) == pytest.approx((75 + 1000 + 3 * (100 + 75) / 56) / 1e5, rel=1e-5)
 
 
+def test_samples_of_two_builds_are_simulated_side_by_side_and_land_in_their_rows(monkeypatch, tmp_path):
+    """Without Verilator: iris and wine on builds of different lanes; the two simulator
+    runs overlap (each waits until the other has started), and every dataset's row gets
+    the results of its own jobs (the fake marks them with the build's lanes)."""
+    import threading
+    started = threading.Barrier(2, timeout=60)
+
+    def fake_train_batch(jobs, design, progress=None, **_):
+        started.wait()      # raises BrokenBarrierError if the builds ran one after the other
+        lanes = design["feature_lanes"]
+        return [{"trees": model.train_forest(job["codes"], job["labels"], job["params"], job["seed"],
+                                             job["n_trees"]),
+                 "train_cycles": 2000 + lanes + 100 * job["n_trees"], "sort_cycles": 1000 + lanes,
+                 "tree_cycles": [100] * job["n_trees"], "wall_seconds": 0.1, "design": design}
+                for job in jobs]
+    monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    monkeypatch.setattr(backend, "build", lambda design: None)
+    monkeypatch.setattr(compare, "PE_LANES", {**compare.PE_LANES, "iris": 4, "wine": 8})
+    assert compare.main(["--datasets", "iris", "wine", "--folds", "2", "--repeats", "1",
+                         "--trees", "3", "--sim-trees", "2", "--sim-thesis-trees", "2", "--jobs", "1",
+                         "--pe-count", "4", "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    rows = {row["dataset"]: row for row in csv.DictReader(open(tmp_path / "compare.csv"))}
+    for name, lanes in (("iris", 4), ("wine", 8)):
+        assert rows[name]["rtl_equals_model"] == "True"
+        for mode in ("forest", "thesis"):
+            assert int(rows[name][f"sim_{mode}_sort_cycles"]) == 1000 + lanes
+
+
 def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch, tmp_path):
     """Without Verilator: P of PE_FIT assumes in-bag lists shorter than the rows; a forest
     with a bootstrap of more distinct rows stops the run (here: lists of 40 rows, iris
@@ -204,10 +234,11 @@ def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch,
                  "tree_cycles": [100] * job["n_trees"], "wall_seconds": 0.1, "design": design}
                 for job in jobs]
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    monkeypatch.setattr(backend, "build", lambda design: None)
     real = bench_pe_fit.pe_parameters
     monkeypatch.setattr(bench_pe_fit, "pe_parameters", lambda *a, **k: {**real(*a, **k), "max_inbag_rows": 40})
     argv = ["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
-            "--sim-trees", "2",
+            "--sim-trees", "2", "--jobs", "1",
             "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"]
     with pytest.raises(RuntimeError, match=r"iris: a tree's bootstrap holds \d+ distinct rows, more "
                                            r"than the 40 of the in-bag lists PE_FIT's estimate assumes"):
