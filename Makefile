@@ -21,7 +21,7 @@ setup: $(STAMP)
 # The main job: the accelerator (forest and thesis mode) against scikit-learn and the
 # thesis's reported numbers on every dataset available: k-fold accuracy, and training time
 # modelled from cycles simulated in Verilator (docs/compare.md). Writes results/compare.md,
-# .csv and .png. About 13 minutes on two cores the first time (ten CV repeats, Verilator builds).
+# .csv and .png. 13 to 20 minutes on two cores the first time (ten CV repeats, Verilator builds).
 # Options pass through: make DATASETS="iris sonar" TREES=100 DEPTH=none FOLDS=5 REPEATS=10 SEED=0
 # PE_COUNT=auto CLOCK_MHZ=100 JOBS=2 COMPARE_ARGS="--sim-trees 8".
 all: compare
