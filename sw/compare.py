@@ -305,6 +305,14 @@ def scoring_tasks(data, arguments):
             for index, (repeat, fold, train, test) in enumerate(_splits(data, arguments))]
 
 
+def _first_fold(data, arguments, scored_first):
+    """Fold 0 of the first repeat: its training rows and, from its :func:`score_fold`
+    result, the fitted golden-model forests (the simulated samples train their first
+    trees again in Verilator)."""
+    _, _, train, _ = next(_splits(data, arguments))
+    return {"train": train, "X": data.X[train], "y": data.y[train], **scored_first[2]}
+
+
 def cross_validate(data, arguments, tick=lambda: None, scored=None):
     """Per-fold accuracies (repeats after each other: shape repeats x folds flattened),
     fit times and repeat 0's fold-0 fitted hardware models.
@@ -327,8 +335,8 @@ def cross_validate(data, arguments, tick=lambda: None, scored=None):
             for key, value in measured.items():
                 times.setdefault(key, []).append(value)
             tick()
-    first = {"train": splits[0][2], **scored[0][2]}
-    return scores, {key: np.array(value) for key, value in times.items()}, first
+    return (scores, {key: np.array(value) for key, value in times.items()},
+            _first_fold(data, arguments, scored[0]))
 
 
 def accuracy_row(name, arguments, tick=lambda: None, scored=None):
@@ -363,7 +371,6 @@ def accuracy_row(name, arguments, tick=lambda: None, scored=None):
     row.update({"thesis_hw_acc": thesis.get("hw_accuracy"), "thesis_sk_acc": thesis.get("sklearn_accuracy"),
                 "thesis_hw_ms": thesis.get("hw_ms"), "thesis_sk_ms": thesis.get("sklearn_ms"),
                 "thesis_speedup": thesis.get("speedup")})
-    first["X"], first["y"] = data.X[first["train"]], data.y[first["train"]]
     return row, first
 
 
@@ -454,6 +461,11 @@ def hardware_columns(row, samples, arguments):
     return row
 
 
+def _design_key(design):
+    """Designs with equal keys are one Verilator build."""
+    return tuple(sorted(design.items()))
+
+
 def train_by_design(jobs, designs, progress=lambda done: None, parallel=True):
     """``sim.backend.train_batch`` once per distinct build of ``designs`` (one per job),
     with ``parallel`` the builds' simulators side by side (each a process of its own,
@@ -465,7 +477,7 @@ def train_by_design(jobs, designs, progress=lambda done: None, parallel=True):
     from sim import backend
     groups = {}
     for index, design in enumerate(designs):
-        groups.setdefault(tuple(sorted(design.items())), (design, []))[1].append(index)
+        groups.setdefault(_design_key(design), (design, []))[1].append(index)
     finished, lock = {}, threading.Lock()
 
     def run(key, design, indices):
@@ -716,15 +728,6 @@ def plot(rows, path):
     plt.close(figure)
 
 
-def _first_fold(name, arguments, scored):
-    """Fold 0 of the first repeat: its training rows and fitted golden-model forests (the
-    simulated samples train their first trees again in Verilator)."""
-    from sw.datasets import load
-    data = load(name)
-    _, _, train, _ = next(_splits(data, arguments))
-    return {"train": train, "X": data.X[train], "y": data.y[train], **scored[2]}
-
-
 def _untimed_phase(arguments, designs, log, bar):
     """Everything but scikit-learn's timing, on every core: the fold scores
     (:func:`score_fold`) and the Verilator builds in ``arguments.jobs`` processes, and the
@@ -738,7 +741,8 @@ def _untimed_phase(arguments, designs, log, bar):
     import multiprocessing
 
     from sw.datasets import load
-    tasks = {name: scoring_tasks(load(name), arguments) for name in arguments.datasets}
+    data = {name: load(name) for name in arguments.datasets}
+    tasks = {name: scoring_tasks(data[name], arguments) for name in arguments.datasets}
     done = [0]
 
     def sim_progress(count):
@@ -746,7 +750,7 @@ def _untimed_phase(arguments, designs, log, bar):
         done[0] = count
 
     def simulate(scored_first):
-        firsts = {name: _first_fold(name, arguments, first) for name, first in scored_first.items()}
+        firsts = {name: _first_fold(data[name], arguments, first) for name, first in scored_first.items()}
         samples = simulate_samples(firsts, arguments, sim_progress, log=log)
         sim_progress(2 * len(firsts))
         return samples
@@ -815,8 +819,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     sim_jobs = 0 if arguments.no_sim else 2 * len(arguments.datasets)
     designs = [] if arguments.no_sim else list(
-        {tuple(sorted(design.items())): design
-         for design in (sim_design(name) for name in arguments.datasets)}.values())
+        {_design_key(design): design for design in map(sim_design, arguments.datasets)}.values())
     log = out / "compare_sim.log"
     log.unlink(missing_ok=True)
     splits = len(arguments.datasets) * arguments.folds * arguments.repeats
