@@ -33,43 +33,43 @@ COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees
     $(if $(JOBS),--jobs $(JOBS))
 
 compare: $(STAMP)
-	$(VPY) -m sw.compare $(strip $(COMPARE_OPTIONS) $(COMPARE_ARGS))
+	$(VPY) -m sw.experiments.compare $(strip $(COMPARE_OPTIONS) $(COMPARE_ARGS))
 
 verilog: $(STAMP)
-	$(VPY) -m hw.elaborate --out $(BUILD)/verilog
+	$(VPY) -m hw.flows.verilog --out $(BUILD)/verilog
 
 sim: $(STAMP)
 	$(VPY) -m sim.runner
 
 # Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
 resources: $(STAMP)
-	$(VPY) -m hw.resources --out $(BUILD)/resources --report results/resources.md
+	$(VPY) -m hw.flows.resources --out $(BUILD)/resources --report results/resources.md
 
 # Fmax lower-bound proxy: nextpnr-ecp5 on a Lattice ECP5-85K, a slower family (~5 min).
 # The system designs only when named: make fmax FMAX_ARGS=forest_system (~10 min).
 fmax: $(STAMP)
-	$(VPY) -m hw.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
+	$(VPY) -m hw.flows.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
 
 # Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
 # build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.
 # "--set forest_system.pe_count=4" (docs/arria10.md).
 quartus: $(STAMP)
-	$(VPY) -m hw.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
+	$(VPY) -m hw.flows.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
 
 # Cycles per tree against the cycle model, speed-ups and what limits them, golden model vs
 # scikit-learn fit time, simulation speed (results/bench.md; runs the comparison first if
 # results/compare.csv is missing).
 bench: $(STAMP)
 	@test -f results/compare.csv || $(MAKE) --no-print-directory compare
-	$(VPY) -m sw.bench $(if $(DATASETS),--datasets $(DATASETS)) $(BENCH_ARGS)
+	$(VPY) -m sw.experiments.bench $(if $(DATASETS),--datasets $(DATASETS)) $(BENCH_ARGS)
 
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
 accuracy: $(STAMP)
-	$(VPY) -m sw.accuracy_study --seeds 3
+	$(VPY) -m sw.experiments.accuracy --seeds 3
 
 # Thesis Table 3.1: triplet mining for large-margin metric learning (results/metric/).
 metric: $(STAMP)
-	$(VPY) -m sw.metric.reproduce
+	$(VPY) -m sw.experiments.metric_table
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)

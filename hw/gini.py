@@ -1,6 +1,6 @@
 """Gini calculator: the best split of one node's sorted segment, in exact integers.
 
-Reference: ``sw.model.best_split_of_segment``. Between consecutive entries with different
+Reference: ``sw.methods.forest.model.best_split_of_segment``. Between consecutive entries with different
 codes, the split score of thesis eq. 4.2 is ``S = A / nL + B / nR`` with ``A`` and ``B``
 the sums of squared (weighted) class counts left and right; it is kept as the fraction
 ``(A nR + B nL) / (nL nR)`` and compared by cross-multiplication, never divided. A

@@ -115,7 +115,7 @@ class InBagBuilder(wiring.Component):
     draws : Out(stream.Signature(draw_layout(draw_bound_bits)))
         Further draws from the same tree stream once ``weights_ready`` is high: the
         golden model draws the node features right after the bootstrap, from the same
-        generator (``sw.model.NodeFeatureDrawer``). The stream is started on every tree,
+        generator (``sw.methods.forest.model.NodeFeatureDrawer``). The stream is started on every tree,
         with or without bootstrap.
     drawn, drawn_row : Out
         A pulse for every bootstrap draw as it is counted, with the row drawn (a PE keeps

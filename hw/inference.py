@@ -1,6 +1,6 @@
 """Inference engine: streams test rows through the stored trees and votes.
 
-Reference: ``sw.model.predict_tree``, ``forest_votes`` (+ argmax, ties to the lowest
+Reference: ``sw.methods.forest.model.predict_tree``, ``forest_votes`` (+ argmax, ties to the lowest
 class) and ``forest_class_counts``. Trees are kept in the golden model's compact node
 format (breadth-first node list, root = 0, right child = left child + 1), one tree per
 block of ``max_nodes_per_tree`` node slots.
@@ -154,7 +154,7 @@ class InferenceEngine(wiring.Component):
         max_depth + 1, fully pipelined by depth).
     class_count_sums : bool
         Store every node's class counts and output their sums over the trees
-        (``sw.model.forest_class_counts``) with each prediction.
+        (``sw.methods.forest.model.forest_class_counts``) with each prediction.
 
     Members
     -------

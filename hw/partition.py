@@ -1,7 +1,7 @@
 """Partition unit of one feature lane: stable partition of segments by go-left bits, each
 write addressed, with the rows going right of one segment written while the next streams.
 
-Reference: ``sw.model.stable_partition``. After a level's splits are chosen, every row
+Reference: ``sw.methods.forest.model.stable_partition``. After a level's splits are chosen, every row
 of a split node gets a go-left bit (``code of the split feature <= threshold``); each lane
 then rewrites its in-bag lists so that, inside every split node's segment, the rows going
 left come first and the rows going right follow, both in their old (code-sorted) order.

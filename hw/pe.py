@@ -1,6 +1,6 @@
 """The training processing element: trains one tree at a time, bit-identical to the golden model.
 
-Reference: ``sw.model.train_tree`` (the algorithm is ``docs/algorithm.md``; the design, its
+Reference: ``sw.methods.forest.model.train_tree`` (the algorithm is ``docs/algorithm.md``; the design, its
 cycle model and measurements are ``docs/gateware.md``). One PE is
 
 * an :class:`hw.inbag.InBagBuilder` that draws the tree's bootstrap from the tree's own
@@ -67,7 +67,7 @@ def code_answer_layout(code_bits, label_bits):
 
 def node_layout(*, node_bits, feature_bits, code_bits, classes, count_bits, position_bits,
                 depth_bits):
-    """One node of a trained tree, in the golden model's format (``sw.model.Tree``)."""
+    """One node of a trained tree, in the golden model's format (``sw.methods.forest.model.Tree``)."""
     return data.StructLayout({
         "index": node_bits,
         "leaf": 1,
@@ -90,7 +90,7 @@ def _bits(maximum):
 
 
 class ProcessingElement(wiring.Component):
-    """Trains one tree per ``start``, bit-identical to ``sw.model.train_tree``.
+    """Trains one tree per ``start``, bit-identical to ``sw.methods.forest.model.train_tree``.
 
     Parameters
     ----------
@@ -105,7 +105,7 @@ class ProcessingElement(wiring.Component):
         distinct rows raises ``inbag_overflow`` before any list is written. A bootstrap of
         ``n`` draws from ``n`` rows holds about ``0.632 n`` distinct rows (standard
         deviation ``0.31 sqrt(n)``), so lists much shorter than ``max_rows`` hold every
-        bootstrap but with a vanishing probability (``sw.bench_pe_fit.inbag_capacity``;
+        bootstrap but with a vanishing probability (``sw.experiments.pe_fit.inbag_capacity``;
         docs/gateware.md).
     max_features : int
         Features of the dataset the PE holds lists for (1 to 4096).

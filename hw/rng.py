@@ -1,6 +1,6 @@
-"""Per-tree pseudo-random generator: the gateware twin of ``sw.rng``.
+"""Per-tree pseudo-random generator: the gateware twin of ``sw.methods.forest.rng``.
 
-The numbers, their order and the rejection rule are specified in ``sw/rng.py``; this
+The numbers, their order and the rejection rule are specified in ``sw/methods/forest/rng.py``; this
 module must agree with it bit for bit (checked in Verilator by ``sim/tb_rng.py``).
 """
 
@@ -9,7 +9,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
-from sw.rng import GAMMA_SALT, MIX_MULTIPLIER_1, MIX_MULTIPLIER_2, SEED_SALT, WORD_BITS
+from sw.methods.forest.rng import GAMMA_SALT, MIX_MULTIPLIER_1, MIX_MULTIPLIER_2, SEED_SALT, WORD_BITS
 
 __all__ = ["TreeRandom", "request_layout", "draw_layout"]
 
@@ -38,7 +38,7 @@ class TreeRandom(wiring.Component):
     derived by passing three words through the mixer (about 10 cycles); then one raw word
     per cycle leaves the two-stage mixer pipeline. Each request on ``requests`` yields one
     draw on ``draws``; a raw word whose masked value is not below ``bound`` is dropped and
-    the next one is tried, exactly as ``sw.rng.TreeRandom.integer``.
+    the next one is tried, exactly as ``sw.methods.forest.rng.TreeRandom.integer``.
 
     Throughput: one draw per accepted raw word, i.e. at least one draw every two cycles on
     average for any bound, one per cycle for powers of two. Latency from a request to

@@ -20,7 +20,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
-from hw.forest import ForestTrainer, dataset_layout, forest_node_layout
+from hw.trainer import ForestTrainer, dataset_layout, forest_node_layout
 from hw.inference import InferenceEngine, InferenceGeometry
 
 __all__ = ["ForestSystem", "REGISTERS", "csr_signature", "IDENTIFIER"]
@@ -82,7 +82,7 @@ class ForestSystem(wiring.Component):
     Parameters
     ----------
     pe_count, max_trees, radix_bits : int
-        As :class:`hw.forest.ForestTrainer`.
+        As :class:`hw.trainer.ForestTrainer`.
     traversal_stages : int or None
         Inference pipeline stages (:class:`hw.inference.InferenceEngine`); default 1.
     **pe_parameters

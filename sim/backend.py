@@ -6,7 +6,7 @@
     result = predict(result["trees"], codes, result["design"])   # classes, votes, counts
 
 Each call elaborates (once per size) the whole ``ForestSystem``, builds it with Verilator
-(cached under ``build/sim/``), and runs one host session (:mod:`sim.session`) in a
+(cached under ``build/sim/``), and runs one host session (:mod:`sim.host.session`) in a
 subprocess. The accelerator is built for the data: rows, features, classes and trees
 rounded up to powers of two (so a handful of builds serve every dataset), ``pe_count``
 PEs, ``feature_lanes`` lanes.
@@ -20,7 +20,7 @@ import time
 
 from sim import runner
 from sim.runner import simulate
-from sw.model import inbag_row_count
+from sw.methods.forest.model import inbag_row_count
 
 __all__ = ["design_for", "train", "train_batch", "predict", "CLOCK_HZ"]
 
@@ -76,7 +76,7 @@ def build(design):
     runner.build("forest_system", parameters=dict(design))
 
 
-def _session(design, job, module="sim.session", setting="job", **settings):
+def _session(design, job, module="sim.host.session", setting="job", **settings):
     with tempfile.TemporaryDirectory(prefix="hwforest-") as folder:
         job_path, result_path = os.path.join(folder, "job.pkl"), os.path.join(folder, "result.pkl")
         with open(job_path, "wb") as file:
@@ -96,7 +96,7 @@ def train(codes, labels, params, seed, n_trees, *, pe_count=2, feature_lanes=8, 
     (``ValueError`` naming the parameter otherwise), and ``pe_count``, ``feature_lanes``
     and ``code_bits`` are then ignored.
 
-    Returns a dict: ``trees`` (list of ``sw.model.Tree``), ``train_cycles``,
+    Returns a dict: ``trees`` (list of ``sw.methods.forest.model.Tree``), ``train_cycles``,
     ``sort_cycles``, ``design``, and with ``predict_codes`` the keys of :func:`predict`.
     """
     n_rows, n_features = codes.shape
@@ -120,7 +120,7 @@ def train_batch(jobs, design, *, watch_cycles=16, progress=None):
 
     ``jobs`` is a list of dicts ``{"codes", "labels", "params", "seed", "n_trees"}``
     (the arguments of :func:`train`). One elaboration and one simulator start serve them
-    all (:mod:`sim.batch_session`). Returns one dict per job: ``trees``, ``train_cycles``,
+    all (:mod:`sim.host.batch_session`). Returns one dict per job: ``trees``, ``train_cycles``,
     ``sort_cycles`` and ``tree_cycles``, the cycles each tree took (from when each tree's
     last node left the accelerator, to within ``watch_cycles``; per tree only when
     ``design["pe_count"]`` is 1; what ``train_cycles - sort_cycles`` holds beyond their sum
@@ -136,7 +136,7 @@ def train_batch(jobs, design, *, watch_cycles=16, progress=None):
             settings["progress"] = os.path.join(folder, "progress.txt")
         run = concurrent.futures.ThreadPoolExecutor(1)
         future = run.submit(_session, design, [dict(job) for job in jobs],
-                            module="sim.batch_session", setting="jobs", **settings)
+                            module="sim.host.batch_session", setting="jobs", **settings)
         run.shutdown(wait=False)
         done = 0
         while progress is not None and not future.done():

@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from hw.elaborate import DESIGNS, write_verilog
+from hw.flows.verilog import DESIGNS, write_verilog
 
 __all__ = ["COMPLETED_RUNS", "PROJECT_ROOT", "BUILD_ROOT", "MINIMUM_VERILATOR", "SimulationFailed", "TESTBENCHES",
            "verilator_environment", "build", "simulate", "testbench_parameters"]
@@ -126,7 +126,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     Parameters
     ----------
     design : str
-        A name from ``hw.elaborate.DESIGNS``.
+        A name from ``hw.flows.verilog.DESIGNS``.
     test_module : str
         The cocotb test module, e.g. ``"sim.tb_rng"``.
     parameters : dict, optional
@@ -202,7 +202,7 @@ def main(argv=None):
     import argparse
     parser = argparse.ArgumentParser(
         description="Run cocotb testbenches under Verilator (all of them by default).")
-    parser.add_argument("design", nargs="?", help="a design of hw.elaborate.DESIGNS")
+    parser.add_argument("design", nargs="?", help="a design of hw.flows.verilog.DESIGNS")
     parser.add_argument("test_module", nargs="?", help="its cocotb module, e.g. sim.tb_rng")
     parser.add_argument("--testcase", help="run only this cocotb test")
     parser.add_argument("--seed", type=int, help="cocotb random seed, to reproduce a run")

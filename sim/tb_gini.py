@@ -1,4 +1,4 @@
-"""cocotb testbench of ``hw.gini.GiniScanner`` against ``sw.model.best_split_of_segment``.
+"""cocotb testbench of ``hw.gini.GiniScanner`` against ``sw.methods.forest.model.best_split_of_segment``.
 
 Settings (from the runner): ``random_segments``, ``idle_probability``, ``stall_probability``.
 """
@@ -8,8 +8,8 @@ import numpy as np
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from hw.gini import entry_layout, segment_layout, split_layout
-from sim.testbench import StreamTestbench
-from sw.model import best_split_of_segment
+from sim.support.testbench import StreamTestbench
+from sw.methods.forest.model import best_split_of_segment
 
 
 class GiniTestbench(StreamTestbench):

@@ -11,9 +11,9 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.inbag import inbag_word_layout, presorted_layout
-from sim.testbench import StreamTestbench
-from sw.model import bootstrap_weights, inbag_lists, presorted_order
-from sw.rng import TreeRandom
+from sim.support.testbench import StreamTestbench
+from sw.methods.forest.model import bootstrap_weights, inbag_lists, presorted_order
+from sw.methods.forest.rng import TreeRandom
 
 
 def reference_weights(seed, tree_index, n_rows, n_samples, bootstrap):

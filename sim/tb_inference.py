@@ -1,7 +1,7 @@
 """cocotb testbench of ``hw.inference.InferenceEngine`` against the golden model's inference.
 
-Forests are trained with ``sw.model.train_forest`` (random synthetic data and iris,
-quantised with ``sw.quantize``), loaded through the ``nodes`` stream in a random order,
+Forests are trained with ``sw.methods.forest.model.train_forest`` (random synthetic data and iris,
+quantised with ``sw.methods.forest.quantize``), loaded through the ``nodes`` stream in a random order,
 and test rows are streamed through; every prediction (class, votes, class-count sums,
 flags) and the accuracy counters are compared with ``predict_tree``/``forest_votes``
 (+ argmax, ties to the lowest class)/``forest_class_counts``.
@@ -21,9 +21,9 @@ from amaranth.hdl import Shape
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.inference import InferenceGeometry
-from sim.testbench import CLOCK_PERIOD_NS, StreamTestbench
-from sw.model import Tree, TrainingParameters, forest_class_counts, forest_votes, predict_tree, train_forest
-from sw.quantize import make_quantizer
+from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
+from sw.methods.forest.model import Tree, TrainingParameters, forest_class_counts, forest_votes, predict_tree, train_forest
+from sw.methods.forest.quantize import make_quantizer
 
 FLAGS = ("bad_node", "bad_row", "bad_feature", "depth_exceeded")
 

@@ -1,4 +1,4 @@
-"""cocotb testbench of ``hw.partition.PartitionUnit`` against ``sw.model.stable_partition``.
+"""cocotb testbench of ``hw.partition.PartitionUnit`` against ``sw.methods.forest.model.stable_partition``.
 
 A case is a run of jobs, as a lane issues them: per job, go-left bits for its rows, then
 its lists (segments holding the job's rows, each list in its own order, at their own bank
@@ -15,8 +15,8 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.partition import decision_layout, partition_input_layout, partition_write_layout
-from sim.testbench import StreamTestbench
-from sw.model import stable_partition
+from sim.support.testbench import StreamTestbench
+from sw.methods.forest.model import stable_partition
 
 
 class PartitionTestbench(StreamTestbench):

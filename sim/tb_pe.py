@@ -1,11 +1,11 @@
-"""cocotb testbench of ``hw.pe.ProcessingElement`` against ``sw.model.train_tree``.
+"""cocotb testbench of ``hw.pe.ProcessingElement`` against ``sw.methods.forest.model.train_tree``.
 
 Every case trains one tree in the simulated PE and compares its whole node list (feature,
 threshold code, children, class counts, majority class, weighted samples, distinct rows,
 depth) with the golden model's tree; cases are random (data, parameters, seed, tree
 index, thesis or forest mode), corner cases and real datasets.
 
-Settings (from the runner): ``random_cases``, ``datasets`` (names for ``sw.datasets``),
+Settings (from the runner): ``random_cases``, ``datasets`` (names for ``sw.data.datasets``),
 ``dataset_trees``, ``idle_probability``, ``stall_probability``, ``report`` (a JSON file to
 write the per-tree cycle counts to).
 """
@@ -18,10 +18,10 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_word_layout
-from sim.testbench import StreamTestbench
-from sim.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
+from sim.support.testbench import StreamTestbench
+from sim.support.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
                        inbag_overflow_expected, quantised_dataset, tree_budget, tree_from_nodes)
-from sw.model import TrainingParameters, inbag_row_count, presorted_order, train_tree
+from sw.methods.forest.model import TrainingParameters, inbag_row_count, presorted_order, train_tree
 
 #: The PE's status flags; a tree ends on ``done`` or one of the errors.
 FLAGS = ("bad_config", "bad_input", "node_overflow", "depth_overflow", "inbag_overflow", "done")

@@ -1,6 +1,6 @@
 """Where a PE's cycles go: the controller's state in every busy cycle of a tree.
 
-Run by ``python -m sim.pe_cycles --states`` (which names the states); not part of the
+Run by ``python -m sw.experiments.pe_cycles --states`` (which names the states); not part of the
 test suite. Per dataset (setting ``datasets``) and mode, ``dataset_trees`` trees are
 trained alone, each checked against the golden model by :class:`sim.tb_pe.PETestbench`,
 while every clock edge at which the PE is busy counts one cycle for the value of its
@@ -14,7 +14,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from sim.tb_pe import PETestbench
-from sim.trees import quantised_dataset
+from sim.support.trees import quantised_dataset
 
 
 @cocotb.test()

@@ -1,7 +1,7 @@
-"""cocotb testbench of ``hw.rng.TreeRandom`` against the golden model ``sw.rng.TreeRandom``.
+"""cocotb testbench of ``hw.rng.TreeRandom`` against the golden model ``sw.methods.forest.rng.TreeRandom``.
 
 Run through ``sim.runner.simulate("tree_random", "sim.tb_rng", ...)`` (pytest does this in
-``tests/test_rng_sim.py``). Testbench settings (from the runner): ``seed_count``,
+``tests/sim/test_tb_rng.py``). Testbench settings (from the runner): ``seed_count``,
 ``long_draws``, ``idle_probability``, ``stall_probability``.
 """
 
@@ -9,8 +9,8 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.rng import draw_layout, request_layout
-from sim.testbench import StreamTestbench
-from sw.rng import TreeRandom as ReferenceRandom
+from sim.support.testbench import StreamTestbench
+from sw.methods.forest.rng import TreeRandom as ReferenceRandom
 
 class RandomTestbench(StreamTestbench):
     """The generator's two streams with random stalls, and its start/seed inputs."""

@@ -8,8 +8,8 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.sorter import code_layout, sorted_row_layout
-from sim.testbench import StreamTestbench
-from sw.model import presorted_order
+from sim.support.testbench import StreamTestbench
+from sw.methods.forest.model import presorted_order
 
 
 def reference_order(codes):

@@ -1,4 +1,4 @@
-"""cocotb testbench of ``hw.system.ForestSystem`` through the host driver (``sim.host``).
+"""cocotb testbench of ``hw.system.ForestSystem`` through the host driver (``sim.host.driver``).
 
 The whole accelerator as a host sees it: registers, dataset in, forest trained and
 exported, predictions of the stored forest, a forest loaded by the host, error flags.
@@ -10,10 +10,10 @@ import numpy as np
 from cocotb.triggers import ClockCycles
 
 from hw.system import REGISTERS
-from sim.host import HostDriver, SystemError_
-from sim.testbench import StreamTestbench
-from sim.trees import assert_trees_equal, depth_overflow_expected
-from sw.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
+from sim.host.driver import HostDriver, SystemError_
+from sim.support.testbench import StreamTestbench
+from sim.support.trees import assert_trees_equal, depth_overflow_expected
+from sw.methods.forest.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
 
 
 class SystemTestbench(StreamTestbench):

@@ -1,0 +1,290 @@
+"""Write a complete Quartus Prime Pro project for the Arria 10 without Quartus installed.
+
+``python -m hw.flows.quartus --out build/quartus [--top NAME] [--blocks NAME ...]
+[--set DESIGN.PARAMETER=VALUE ...]`` (``make quartus``)
+
+The folder gets the top-level Verilog (the design wrapped for :class:`Arria10Platform`,
+its ``sync`` domain driven by the 100 MHz board clock through a reset synchronizer on the
+reset button), ``NAME.qpf`` and ``NAME.qsf`` (family, device, top entity, Verilog files,
+SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
+``quartus_fit``, ``quartus_sta`` and ``quartus_asm``. The pins are PLACEHOLDERS (see
+``hw/flows/platform.py`` and ``docs/arria10.md``).
+
+The design is :class:`DemoTop`, a synthesis and timing probe around the biggest system
+in :data:`hw.flows.verilog.DESIGNS` (:func:`default_blocks`): the first of
+:data:`SYSTEM_DESIGNS` whose main design exists (``forest_top``; else ``forest_system``,
+the whole accelerator with ``pe_count`` PEs; else the forest trainer with the inference
+engine beside it; else the processing element with the presorter and inference engine
+beside it), else every design built so far. ``--blocks`` names the designs explicitly and
+``--set`` changes their parameters, for example ``--set forest_system.pe_count=4``.
+"""
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+from amaranth.hdl import Cat, Elaboratable, Module, Signal, Value
+from amaranth.lib import io
+from amaranth.lib.wiring import In
+
+from hw.checks import refuse_construction
+from hw.flows.verilog import DESIGNS
+from hw.flows.platform import Arria10Platform
+
+__all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "parse_overrides",
+           "write_project", "check_constraints", "main"]
+
+#: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
+DEFAULT_TOP = "demo_top"
+
+#: Systems, biggest first: (main design, designs beside it). The first whose main design
+#: is in :data:`hw.flows.verilog.DESIGNS` is the default project, with those of the designs
+#: beside it that exist (a main design contains its own blocks; the PE contains the in-bag
+#: builder, generator, Gini scanners and partition units, but not the presorter or the
+#: inference engine). With none of them, every design is probed.
+SYSTEM_DESIGNS = (
+    ("forest_top", ()),
+    ("forest_system", ()),
+    ("forest_trainer", ("inference_engine",)),
+    ("processing_element", ("radix_sorter", "inference_engine")),
+    ("pe", ("radix_sorter", "inference_engine")),
+)
+
+
+def default_blocks(designs=None):
+    """Names of the designs the default project is built around (see :data:`SYSTEM_DESIGNS`)."""
+    designs = DESIGNS if designs is None else designs
+    for main_design, beside in SYSTEM_DESIGNS:
+        if main_design in designs:
+            return [main_design] + [name for name in beside if name in designs]
+    return sorted(designs)
+
+
+def parse_overrides(assignments, designs=None):
+    """Parse ``DESIGN.PARAMETER=VALUE`` strings into ``{design: {parameter: value}}``.
+
+    ``VALUE`` is a Python literal (``4``, ``True``, ``'x'``); anything else is kept as a
+    string. The design and parameter must exist (parameters are checked against the
+    design's defaults in :data:`hw.flows.verilog.DESIGNS`). Raises ``ValueError``.
+    """
+    designs = DESIGNS if designs is None else designs
+    overrides = {}
+    for assignment in assignments or ():
+        match = re.fullmatch(r"([A-Za-z_]\w*)\.([A-Za-z_]\w*)=(.*)", assignment.strip())
+        if not match:
+            raise ValueError(f"{assignment!r} is not DESIGN.PARAMETER=VALUE")
+        design, parameter, text = match.groups()
+        if design not in designs:
+            raise ValueError(f"unknown design {design!r} in {assignment!r}; "
+                             f"known: {', '.join(sorted(designs))}")
+        if parameter not in designs[design][1]:
+            raise ValueError(f"design {design} has no parameter {parameter!r}; "
+                             f"its parameters: {', '.join(designs[design][1])}")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        overrides.setdefault(design, {})[parameter] = value
+    return overrides
+
+
+#: Width of the stimulus register (a maximal-length LFSR, taps 64, 63, 61, 60).
+STIMULUS_BITS = 64
+_STIMULUS_TAPS = (63, 62, 60, 59)
+
+
+class DemoTop(Elaboratable):
+    """Synthesis/timing probe of gateware designs: three pins (clock, reset, LED).
+
+    Instantiates every design named in ``blocks`` (default: :func:`default_blocks`, so
+    designs added to :data:`hw.flows.verilog.DESIGNS` later are picked up), drives every
+    input of each (data, valid, and the ready of its output streams alike) from an
+    on-chip free-running 64-bit LFSR (each design starts at its own bit offset), and
+    reduces all outputs to a single registered LED bit so that synthesis has to keep all
+    of the logic. The stimulus is meaningless as a computation; only the area and
+    register-to-register timing of the result mean anything. A system top with a real
+    host interface on pins would replace it on a real board.
+
+    Parameters
+    ----------
+    blocks : iterable of str or None
+        Names of :data:`hw.flows.verilog.DESIGNS` entries to instantiate (default:
+        :func:`default_blocks`, the biggest system available).
+    parameters : dict or None
+        Block name -> parameters that replace some of that block's defaults (for example
+        smaller memories for a quick check); blocks not named keep their defaults.
+    """
+
+    def __init__(self, blocks=None, *, parameters=None):
+        try:
+            names = default_blocks() if blocks is None else list(blocks)
+            unknown = sorted(set(names) - set(DESIGNS))
+            if unknown:
+                raise ValueError(f"unknown block(s) {', '.join(unknown)}; "
+                                 f"known: {', '.join(sorted(DESIGNS))}")
+            if not names:
+                raise ValueError("DemoTop needs at least one block")
+            if len(set(names)) != len(names):
+                raise ValueError(f"blocks named more than once: {names}")
+            parameters = dict(parameters or {})
+            unused = sorted(set(parameters) - set(names))
+            if unused:
+                raise ValueError(f"parameters given for block(s) not in the probe: {', '.join(unused)}")
+        except ValueError:
+            refuse_construction(self)
+            raise
+        self.blocks = names
+        #: The registered bit that drives the LED (exposed for simulation).
+        self.led = Signal()
+        self.parameters = {name: {**DESIGNS[name][1], **parameters.get(name, {})} for name in names}
+
+    def elaborate(self, platform):
+        m = Module()
+
+        stimulus = Signal(STIMULUS_BITS, init=1)
+        feedback = 0
+        for tap in _STIMULUS_TAPS:
+            feedback ^= stimulus[tap]
+        m.d.sync += stimulus.eq(Cat(feedback, stimulus[:-1]))
+
+        block_bits = []
+        for index, name in enumerate(self.blocks):
+            component_class = DESIGNS[name][0]
+            block = component_class(**self.parameters[name])
+            m.submodules[name] = block
+            offset = (index * 17) % STIMULUS_BITS
+            outputs = []
+            for _path, member, value in block.signature.flatten(block):
+                value = Value.cast(value)
+                if member.flow == In:
+                    width = len(value)
+                    bits = [stimulus[(offset + bit) % STIMULUS_BITS] for bit in range(width)]
+                    m.d.comb += value.eq(Cat(*bits))
+                    offset = (offset + width) % STIMULUS_BITS
+                else:
+                    outputs.append(value)
+            if not outputs:
+                raise ValueError(f"block {name!r} has no outputs to observe")
+            observed = Signal(name=f"{name}_observed")
+            m.d.sync += observed.eq(Cat(*outputs).xor())
+            block_bits.append(observed)
+
+        m.d.sync += self.led.eq(Cat(*block_bits).xor())
+        if platform is not None:
+            m.submodules.led_buffer = led = io.Buffer("o", platform.request("led", 0, dir="-"))
+            m.d.comb += led.o.eq(self.led)
+        return m
+
+
+_LOCATION = re.compile(r"^\s*set_location_assignment\s+PIN_(\S+)\s+-to\s+(\S+)\s*$")
+_INSTANCE = re.compile(r'^\s*set_instance_assignment\s+-name\s+(\S+)\s+("[^"]*"|\S+)\s+-to\s+(\S+)\s*$')
+_CLOCK = re.compile(r"^\s*create_clock\s.*-period\s+([0-9.]+)\s.*\[get_ports\s+\{?([^\s}\]]+)\}?\]")
+
+
+def check_constraints(platform, pins_qsf_text, sdc_text):
+    """Check the hand-written constraints against a prepared platform's ports.
+
+    Every top-level port must have exactly the pin and attributes (I/O standard) the
+    platform's resources give it, no assignment may name another port, and every clock
+    resource in use must have a ``create_clock`` of the right period on its port.
+    Raises ``ValueError`` listing the differences.
+    """
+    expected = {}
+    for port_name, pin_name, attrs in platform.iter_port_constraints_bits():
+        expected[port_name] = (pin_name, {key: str(value) for key, value in attrs.items()})
+
+    found = {}
+    for number, line in enumerate(pins_qsf_text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if match := _LOCATION.match(line):
+            pin, port = match.groups()
+            found.setdefault(port, [None, {}])[0] = pin
+        elif match := _INSTANCE.match(line):
+            key, value, port = match.groups()
+            found.setdefault(port, [None, {}])[1][key] = value.strip('"')
+        else:
+            raise ValueError(f"pin constraints line {number} is not a pin or instance "
+                             f"assignment: {line.strip()!r}")
+    found = {port: (pin, attrs) for port, (pin, attrs) in found.items()}
+
+    problems = []
+    for port in sorted(set(expected) | set(found)):
+        if port not in found:
+            problems.append(f"port {port} has no pin assignment")
+        elif port not in expected:
+            problems.append(f"assignment to {port}, which is not a top-level port")
+        elif found[port] != expected[port]:
+            problems.append(f"port {port}: constraints say {found[port]}, "
+                            f"platform says {expected[port]}")
+
+    clocks = {}
+    for line in sdc_text.splitlines():
+        if match := _CLOCK.match(line):
+            clocks[match.group(2)] = float(match.group(1))
+    for port, frequency in platform.iter_port_clock_constraints():
+        period = 1e9 / frequency
+        if port.name not in clocks:
+            problems.append(f"no create_clock on port {port.name}")
+        elif abs(clocks[port.name] - period) > 1e-6:
+            problems.append(f"clock {port.name}: SDC period {clocks[port.name]} ns, "
+                            f"platform {period:.3f} ns")
+    if problems:
+        raise ValueError("constraints/ disagree with hw/flows/platform.py:\n  " + "\n  ".join(problems))
+
+
+def write_project(out_dir, *, top=DEFAULT_TOP, blocks=None, parameters=None, design=None):
+    """Write the Quartus project of ``design`` into ``out_dir``.
+
+    ``design`` defaults to ``DemoTop(blocks, parameters=parameters)``.
+
+    Returns the list of files written (paths). Nothing of Quartus is needed or run.
+    """
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top):
+        raise ValueError(f"top entity name {top!r} is not a plain Verilog identifier")
+    platform = Arria10Platform()
+    if design is None:
+        design = DemoTop(blocks, parameters=parameters)
+    plan = platform.build(design, name=top, do_build=False)
+    check_constraints(platform, platform.pins_qsf_text(), platform.sdc_text())
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plan.extract(out_dir)
+    written = [out_dir / name for name in sorted(plan.files)]
+    for path in written:
+        if path.suffix == ".sh":
+            path.chmod(0o755)
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="build/quartus", help="output folder (default: %(default)s)")
+    parser.add_argument("--top", default=DEFAULT_TOP,
+                        help="top-level entity / project name (default: %(default)s)")
+    parser.add_argument("--blocks", nargs="+", metavar="DESIGN",
+                        help=f"designs in the probe (default: {', '.join(default_blocks())}; "
+                             f"known: {', '.join(sorted(DESIGNS))})")
+    parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
+                        help="change a design's parameter (repeatable), e.g. "
+                             "forest_system.pe_count=4")
+    arguments = parser.parse_args(argv)
+    try:
+        parameters = parse_overrides(arguments.set)
+        design = DemoTop(arguments.blocks, parameters=parameters)
+        written = write_project(arguments.out, top=arguments.top, design=design)
+    except ValueError as error:
+        parser.error(str(error))
+    for path in written:
+        print(f"wrote {path}")
+    for name in design.blocks:
+        settings = ", ".join(f"{key}={value}" for key, value in design.parameters[name].items())
+        print(f"top {arguments.top} probes {name}({settings})")
+    print(f"run {Path(arguments.out) / 'build.sh'} where Quartus Prime Pro is installed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,506 @@
+"""Forest trainer: dataset banks, one presort per dataset, tree jobs dispatched to P PEs.
+
+Reference: ``sw.methods.forest.model.train_forest``. The trained forest is the same for any number of
+processing elements because tree ``t`` depends only on (data, configuration, seed, t)
+(``docs/algorithm.md`` section 3).
+
+Data path:
+
+1. **Dataset banks.** The host streams the training set row by row on ``dataset``,
+   one beat per slot of ``lanes`` features (``ceil(n_features / lanes)`` beats per row:
+   beat ``s`` carries the codes of features ``s * lanes .. s * lanes + lanes - 1``, one
+   per lane, those past ``n_features`` ignored; the row's label on every beat, taken from
+   its first; ``last`` on the final beat of the final row). Each lane's code goes to its
+   lane's bank in the same cycle, so a row takes ``ceil(n_features / lanes)`` cycles, not
+   ``n_features``. Codes go to a bank addressed ``{feature, row}`` (thesis section 4.2),
+   labels to a label bank. More rows or features than built for, or a row cut short,
+   raise ``dataset_error``; nothing is written past the banks.
+2. **Presort** (on ``start``): the banks are split by PE feature lane (feature ``f`` in
+   lane ``f % lanes``, at ``(f // lanes) * max_rows + row``), and each lane has its own
+   :class:`hw.sorter.RadixSorter`, through which its features' codes stream one feature
+   after another; the sorted (row, code) pairs get their label and are written to the
+   lane's presorted bank, so the lanes sort side by side and are read side by side.
+   Once per dataset.
+3. **Training.** Tree jobs ``0 .. n_trees - 1`` go to whichever PE is free, lowest PE
+   first; with none free, the next tree is queued behind the running tree of the lowest
+   PE that can take one (``ProcessingElement.queue``, the serialised pipeline: it starts
+   as soon as that PE's tree is written, and a thesis-mode tree with the sparse fill has
+   its prologue done while the tree before trains). Each PE has a list server that answers
+   its requests for a slot's lists (``lanes`` features side by side, a word per position)
+   from the presorted bank (one read port per PE), and the PEs' node streams are merged
+   tree by tree onto ``nodes`` (each node tagged with its tree index).
+"""
+
+from amaranth.hdl import Array, Cat, Module, Mux, ResetInserter, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import check_integer, refuse_construction
+from hw.lane import lane_slots
+from hw.pe import ProcessingElement
+from hw.sorter import RadixSorter
+
+__all__ = ["ForestTrainer", "dataset_layout", "forest_node_layout"]
+
+
+def dataset_layout(code_bits, label_bits, lanes):
+    """One beat of the dataset stream: one slot of a row, i.e. the codes of ``lanes``
+    consecutive features (``codes[lane]``), the row's label, ``last`` on the final beat."""
+    return data.StructLayout({"codes": data.ArrayLayout(code_bits, lanes), "label": label_bits,
+                              "last": 1})
+
+
+def forest_node_layout(tree_bits, node_layout):
+    """A node of the trained forest: the tree it belongs to and the PE's node record."""
+    return data.StructLayout({"tree": tree_bits, "node": node_layout})
+
+
+def _bits(maximum):
+    return max(1, int(maximum).bit_length())
+
+
+class ForestTrainer(wiring.Component):
+    """Trains ``n_trees`` trees on ``pe_count`` processing elements (see the module docstring).
+
+    Parameters
+    ----------
+    pe_count : int
+        Processing elements working in parallel (1 to 64).
+    max_trees : int
+        Most trees per forest (1 to 2**16).
+    radix_bits : int
+        Digit width of the presorting radix sorter (1 to 12).
+    **pe_parameters
+        Parameters of :class:`hw.pe.ProcessingElement` (all PEs are the same).
+
+    Members
+    -------
+    seed, n_rows, n_features, n_trees, n_samples, bootstrap, features_per_node,
+    one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
+        The forest's configuration, sampled on ``start``.
+    dataset : In(stream.Signature(dataset_layout(...)))
+        The training set, row by row (``ceil(n_features / lanes)`` beats per row, each
+        with one code per lane; ``n_features`` held while it streams), accepted while not
+        busy, one beat per cycle.
+    start : In(1)
+        Presort the dataset and train the forest.
+    nodes : Out(stream.Signature(forest_node_layout(...)))
+        The trees, each tree's nodes together and in order, trees in the order they finish.
+    busy, done : Out(1)
+    bad_config, dataset_error, start_while_busy, tree_error : Out(1)
+        Sticky: a configuration out of range or a start without a loaded dataset of that
+        size (nothing started; cleared by the next good start), a malformed dataset stream
+        (cleared by the next dataset), a start while busy (ignored; cleared by the next
+        accepted start), a PE stopped on an error (``tree_error``: a tree needs more levels
+        or nodes, or its bootstrap more distinct rows, than built for; no tree is dispatched
+        after it, a tree already going out on ``nodes`` goes out whole, and the next start
+        clears the PEs).
+    cycles, sort_cycles : Out(32)
+        Cycles from ``start`` to the end of the forest, and of the presort alone.
+    trees_done : Out(16)
+    """
+
+    def __init__(self, *, pe_count=2, max_trees=1024, radix_bits=8, **pe_parameters):
+        try:
+            check_integer("pe_count", pe_count, 1, 64)
+            check_integer("max_trees", max_trees, 1, 1 << 16)
+            check_integer("radix_bits", radix_bits, 1, 12)
+            pe_parameters.setdefault("tree_index_bits", _bits(max_trees - 1))
+            if (1 << pe_parameters["tree_index_bits"]) < max_trees:
+                raise ValueError(f"tree_index_bits ({pe_parameters['tree_index_bits']}) cannot "
+                                 f"number {max_trees} trees")
+            self._prototype = ProcessingElement(**pe_parameters)
+            self._prototype._MustUse__silence = True
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.pe_count = pe_count
+        self.max_trees = max_trees
+        self.radix_bits = radix_bits
+        self.pe_parameters = pe_parameters
+        pe = self._prototype
+        self.max_rows, self.max_features = pe.max_rows, pe.max_features
+        self.code_bits, self.classes = pe.code_bits, pe.classes
+        self.row_bits, self.label_bits = pe.row_bits, pe.label_bits
+        self.tree_bits = _bits(max_trees - 1)
+        super().__init__({
+            "seed": In(32),
+            "n_rows": In(pe.row_bits + 1),
+            "n_features": In(_bits(pe.max_features)),
+            "n_trees": In(_bits(max_trees)),
+            "n_samples": In(pe.weight_bits),
+            "bootstrap": In(1),
+            "features_per_node": In(_bits(pe.max_features)),
+            "one_feature_per_tree": In(1),
+            "depth_limited": In(1),
+            "depth_limit": In(pe.depth_bits),
+            "min_samples_split": In(pe.row_bits + 2),
+            "min_samples_leaf": In(pe.row_bits + 1),
+            "dataset": In(stream.Signature(dataset_layout(pe.code_bits, pe.label_bits,
+                                                          pe.feature_lanes))),
+            "start": In(1),
+            "nodes": Out(stream.Signature(forest_node_layout(self.tree_bits, pe.node_layout))),
+            "busy": Out(1),
+            "done": Out(1),
+            "bad_config": Out(1),
+            "dataset_error": Out(1),
+            "start_while_busy": Out(1),
+            "tree_error": Out(1),
+            "cycles": Out(32),
+            "sort_cycles": Out(32),
+            "trees_done": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        max_rows, max_features = self.max_rows, self.max_features
+        code_bits, label_bits, row_bits = self.code_bits, self.label_bits, self.row_bits
+        # An accepted start clears whatever a forest stopped on tree_error left behind: trees
+        # still running or queued in the PEs, their error flags, lists half served.
+        begin = Signal()
+        pes = []
+        for index in range(self.pe_count):
+            pe = ProcessingElement(**self.pe_parameters)
+            m.submodules[f"pe{index}"] = ResetInserter(begin)(pe)
+            pes.append(pe)
+
+        # ------------------------------------------------------------ banks
+        # Every bank is split by lane as the PEs' lists are: lane k holds the slots of
+        # features k, k + lanes, ... (feature f in lane f % lanes, at (f // lanes) *
+        # max_rows + row), so each lane has its own sorter and the presorted bank is read
+        # side by side at one address (a slot's lists at one position). An address past a
+        # short lane's slots reads anything, in a lane the PE ignores.
+        lanes, lane_bits, slots = self._prototype.feature_lanes, self._prototype.lane_bits, self._prototype.slots
+        lane_depths = [lane_slots(max_features, lane, lanes) * max_rows for lane in range(lanes)]
+        entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
+        code_writes, code_reads = [], []
+        presorted_writes = []
+        presorted_reads = []            # one port per lane: the list rotor serves every PE
+        # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
+        code_lookups = [[] for _ in pes]
+        for lane, depth in enumerate(lane_depths):
+            codes = Memory(shape=code_bits, depth=depth, init=[])
+            m.submodules[f"codes{lane}"] = codes
+            code_writes.append(codes.write_port())
+            code_reads.append(codes.read_port())
+            for ports in code_lookups:
+                ports.append(codes.read_port())
+            memory = Memory(shape=entry, depth=depth, init=[])
+            m.submodules[f"presorted{lane}"] = memory
+            presorted_writes.append(memory.write_port())
+            presorted_reads.append(memory.read_port())
+        m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
+        label_write = labels.write_port()
+        label_reads = [labels.read_port() for _ in range(lanes)]        # one per sorter
+        label_lookups = [labels.read_port() for _ in pes]
+
+        # ------------------------------------------------------------ configuration
+        n_rows = Signal.like(self.n_rows)
+        n_features = Signal.like(self.n_features)
+        n_trees = Signal.like(self.n_trees)
+        loaded_rows = Signal(row_bits + 2)
+        loaded_features = Signal.like(self.n_features)
+        load_row = Signal(row_bits + 2)
+        load_slot = Signal(range(slots + 1))
+        cycles = Signal(32)
+        m.d.comb += self.cycles.eq(cycles)
+        with m.If(self.busy):
+            m.d.sync += cycles.eq(cycles + 1)
+        # The trees' configuration is held from start on (PEs sample it at each tree's start).
+        tree_config = {name: Signal.like(getattr(self, name), name=f"config_{name}")
+                       for name in ("seed", "n_samples", "bootstrap", "features_per_node",
+                                    "one_feature_per_tree", "depth_limited", "depth_limit",
+                                    "min_samples_split", "min_samples_leaf")}
+        with m.If(begin):
+            m.d.sync += [register.eq(getattr(self, name)) for name, register in tree_config.items()]
+        for pe in pes:
+            m.d.comb += [pe.n_rows.eq(n_rows), pe.n_features.eq(n_features)]
+            m.d.comb += [getattr(pe, name).eq(register) for name, register in tree_config.items()]
+
+        # ------------------------------------------------------------ dataset stream
+        # Row by row, one beat per slot (ceil(n_features / lanes) beats per row; the
+        # configuration input n_features is held while the dataset streams in), each lane's
+        # code written to its own bank in the same cycle; start checks that n_rows and
+        # n_features match what came.
+        with m.If(~self.busy):
+            m.d.comb += self.dataset.ready.eq(1)
+            with m.If(self.dataset.valid):
+                beat = self.dataset.p
+                with m.If((load_row == 0) & (load_slot == 0)):
+                    m.d.sync += [self.dataset_error.eq(0), loaded_rows.eq(0), loaded_features.eq(0)]
+                first_feature = load_slot << lane_bits
+                in_range = ((load_row < max_rows) & (first_feature < max_features) &
+                            (self.n_features != 0) & (self.n_features <= max_features))
+                with m.If(in_range):
+                    for lane, write in enumerate(code_writes):
+                        m.d.comb += [write.addr.eq(load_slot * max_rows + load_row),
+                                     write.data.eq(beat.codes[lane]),
+                                     write.en.eq(first_feature + lane < self.n_features)]
+                    with m.If(load_slot == 0):
+                        m.d.comb += [label_write.addr.eq(load_row), label_write.data.eq(beat.label),
+                                     label_write.en.eq(1)]
+                with m.Else():
+                    m.d.sync += self.dataset_error.eq(1)
+                row_end = first_feature + lanes >= self.n_features
+                with m.If(beat.last):
+                    with m.If(~row_end):
+                        m.d.sync += self.dataset_error.eq(1)          # the last row cut short
+                    m.d.sync += [loaded_rows.eq(load_row + 1), loaded_features.eq(self.n_features),
+                                 load_row.eq(0), load_slot.eq(0)]
+                with m.Elif(row_end):
+                    m.d.sync += [load_row.eq(load_row + 1), load_slot.eq(0)]
+                with m.Else():
+                    m.d.sync += load_slot.eq(load_slot + 1)
+
+        # ------------------------------------------------------------ presort
+        # One sorter per lane, sorting that lane's features one after another.
+        sorters = []
+        for lane in range(lanes):
+            sorter = RadixSorter(max_rows=max_rows, code_bits=code_bits, radix_bits=self.radix_bits)
+            m.submodules[f"sorter{lane}"] = ResetInserter(self.start & ~self.busy)(sorter)
+            sorters.append(sorter)
+        slot_shape = range(slots + 1)
+        sort_slot = [Signal(slot_shape, name=f"sort{lane}_slot") for lane in range(lanes)]
+        feed_row = [Signal(row_bits + 2, name=f"feed{lane}_row") for lane in range(lanes)]
+        feed_staged = [Signal(name=f"feed{lane}_staged") for lane in range(lanes)]
+        feed_last = [Signal(name=f"feed{lane}_last") for lane in range(lanes)]
+        out_position = [Signal(row_bits + 2, name=f"out{lane}_position") for lane in range(lanes)]
+        out_slot = [Signal(slot_shape, name=f"out{lane}_slot") for lane in range(lanes)]
+        pending = [Signal(name=f"pending{lane}") for lane in range(lanes)]
+        pending_row = [Signal(row_bits, name=f"pending{lane}_row") for lane in range(lanes)]
+        pending_code = [Signal(code_bits, name=f"pending{lane}_code") for lane in range(lanes)]
+        pending_address = [Signal(range(slots * max_rows + 1), name=f"pending{lane}_address")
+                           for lane in range(lanes)]
+        m.d.sync += [flag.eq(0) for flag in pending]
+        # Features of each lane: f = lane + lanes * slot < n_features.
+        lane_features = [Signal(slot_shape, name=f"lane{lane}_features") for lane in range(lanes)]
+        for lane in range(lanes):
+            m.d.comb += lane_features[lane].eq(Mux(n_features > lane,
+                                                   (n_features - lane + (lanes - 1)) >> lane_bits, 0))
+
+        # ------------------------------------------------------------ list rotor
+        # One read port per lane serves every PE (one copy of the presorted bank, not one
+        # per PE). The rotor streams the slots' lists one after another (slot 0 .. used - 1,
+        # then slot 0 again), one word per cycle, each word tagged with its slot and whether
+        # it is a list's first or last. A PE's server takes one list request at a time and
+        # locks on at the first word of the requested slot; it forwards that list and takes
+        # the next request with its last word, so consecutive slots (a forest-mode fill)
+        # follow without a gap. Every PE locked on the same word gets it at once; a PE that
+        # is not ready holds the rotor for all. While no server is locked, the rotor jumps
+        # to the first word of the slot the lowest-numbered waiting PE wants (a lone PE
+        # never waits); otherwise a PE waits for its slot to come round (at most
+        # ceil(F / lanes) lists).
+        slots_used = lane_features[0]                   # ceil(n_features / lanes)
+        rotor_slot = Signal(range(slots), name="rotor_slot")
+        rotor_position = Signal(row_bits + 1, name="rotor_position")
+        rotor_valid = Signal(name="rotor_out_valid")
+        rotor_out = Signal(range(slots), name="rotor_out_slot")
+        rotor_first = Signal(name="rotor_out_first")
+        rotor_last = Signal(name="rotor_out_last")
+        want_valid = [Signal(name=f"serve{index}_want") for index in range(len(pes))]
+        want_slot = [Signal(range(slots), name=f"serve{index}_want_slot") for index in range(len(pes))]
+        locked_on = [Signal(name=f"serve{index}_locked") for index in range(len(pes))]
+        locking = [Signal(name=f"serve{index}_locking") for index in range(len(pes))]
+        forwarding = [Signal(name=f"serve{index}_forwarding") for index in range(len(pes))]
+        for index, pe in enumerate(pes):
+            m.d.comb += [
+                locking[index].eq(want_valid[index] & ~locked_on[index] & rotor_valid & rotor_first &
+                                  (rotor_out == want_slot[index]) & pe.busy),
+                forwarding[index].eq(rotor_valid & (locked_on[index] | locking[index]) & pe.busy),
+                pe.presorted.valid.eq(forwarding[index]), pe.presorted.p.last.eq(rotor_last),
+            ]
+            for lane, port in enumerate(presorted_reads):
+                m.d.comb += pe.presorted.p.entries[lane].eq(port.data)
+        stall = Cat(forwarding[index] & ~pe.presorted.ready for index, pe in enumerate(pes)).any()
+        serving = Cat(forwarding).any()
+        wanted = Cat(want_valid).any()
+        jump_slot = Signal(range(slots), name="rotor_jump_slot")
+        for index in reversed(range(len(pes))):         # the lowest-numbered waiting PE
+            with m.If(want_valid[index]):
+                m.d.comb += jump_slot.eq(want_slot[index])
+        jump = ~serving & ~Cat(locked_on).any() & wanted
+        issue = (serving | Cat(locked_on).any() | wanted) & ~stall
+        current_slot = Mux(jump, jump_slot, rotor_slot)
+        current_position = Mux(jump, 0, rotor_position)
+        for port in presorted_reads:
+            m.d.comb += [port.addr.eq(current_slot * max_rows + current_position), port.en.eq(~stall)]
+        with m.If(~stall):
+            m.d.sync += [rotor_valid.eq(issue), rotor_out.eq(current_slot),
+                         rotor_first.eq(current_position == 0), rotor_last.eq(current_position == n_rows - 1)]
+        with m.If(issue):
+            with m.If(current_position == n_rows - 1):
+                m.d.sync += [rotor_position.eq(0),
+                             rotor_slot.eq(Mux(current_slot + 1 >= slots_used, 0, current_slot + 1))]
+            with m.Else():
+                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot)]
+        for index, pe in enumerate(pes):
+            finishing = forwarding[index] & pe.presorted.ready & rotor_last
+            busy_after = (((locked_on[index] | locking[index]) & ~finishing) |
+                          (want_valid[index] & ~locking[index]))
+            m.d.comb += pe.list_requests.ready.eq(~busy_after)
+            m.d.sync += locked_on[index].eq((locked_on[index] | locking[index]) & ~finishing)
+            with m.If(pe.list_requests.valid & ~busy_after):
+                m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(pe.list_requests.p.slot)]
+            with m.Elif(locking[index]):
+                m.d.sync += want_valid[index].eq(0)
+            # A PE that stopped (an error, or the next forest's reset) drops its list.
+            with m.If(~pe.busy):
+                m.d.sync += [locked_on[index].eq(0), want_valid[index].eq(0)]
+        with m.If(begin):
+            m.d.sync += [rotor_valid.eq(0), rotor_slot.eq(0), rotor_position.eq(0),
+                         [flag.eq(0) for flag in want_valid + locked_on]]
+
+        # ------------------------------------------------------------ code look-ups
+        # One answer register per PE: a request is taken when the answer slot is free (or
+        # is being taken); the read ports only move then, so an answer holds under stalls.
+        # Every lane's code bank is read; the answer is the requested feature's lane's.
+        for index, (pe, code_ports, label_port) in enumerate(zip(pes, code_lookups, label_lookups)):
+            answer_valid = Signal(name=f"lookup{index}_valid")
+            answer_lane = Signal(range(lanes), name=f"lookup{index}_lane")
+            take = pe.code_requests.valid & (~answer_valid | pe.codes.ready)
+            request = pe.code_requests.p
+            m.d.comb += [
+                pe.code_requests.ready.eq(~answer_valid | pe.codes.ready),
+                label_port.addr.eq(request.row), label_port.en.eq(take),
+                pe.codes.valid.eq(answer_valid),
+                pe.codes.p.code.eq(Array(port.data for port in code_ports)[answer_lane]),
+                pe.codes.p.label.eq(label_port.data),
+            ]
+            for port in code_ports:
+                m.d.comb += [port.addr.eq((request.feature >> lane_bits) * max_rows + request.row),
+                             port.en.eq(take)]
+            with m.If(take):
+                m.d.sync += [answer_valid.eq(1),
+                             answer_lane.eq(request.feature[:lane_bits] if lane_bits else 0)]
+            with m.Elif(pe.codes.ready):
+                m.d.sync += answer_valid.eq(0)
+            with m.If(begin):
+                m.d.sync += answer_valid.eq(0)
+
+        # ------------------------------------------------------------ dispatcher and merger
+        next_tree = Signal(self.tree_bits + 1)
+        trees_done = Signal(16)
+        m.d.comb += self.trees_done.eq(trees_done)
+        assigned = Signal(self.pe_count)
+        pe_tree = [Signal(self.tree_bits, name=f"pe{index}_tree") for index in range(self.pe_count)]
+        # The serialised pipeline: a busy PE takes its next tree on queue while it trains.
+        has_queued = Signal(self.pe_count)
+        queued_tree = [Signal(self.tree_bits, name=f"pe{index}_queued_tree") for index in range(self.pe_count)]
+        for index, pe in enumerate(pes):
+            # The PE samples its configuration on start or queue: the new tree's index is on
+            # the port in that very cycle (pe_tree only holds it from the next one on).
+            m.d.comb += pe.tree_index.eq(Mux(pe.start | pe.queue, next_tree, pe_tree[index]))
+        owner = Signal(range(self.pe_count))
+        locked = Signal()
+        pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.inbag_overflow |
+                         pe.bad_config) for pe in pes).any()
+
+        with m.FSM(init="Idle"):
+            with m.State("Idle"):
+                with m.If(self.start):
+                    config_bad = ((self.n_rows == 0) | (self.n_rows != loaded_rows) |
+                                  (self.n_features == 0) | (self.n_features != loaded_features) |
+                                  (self.n_trees == 0) | (self.n_trees > self.max_trees) |
+                                  self.dataset_error)
+                    m.d.sync += [self.bad_config.eq(config_bad), self.start_while_busy.eq(0),
+                                 self.tree_error.eq(0), self.done.eq(0)]
+                    with m.If(~config_bad):
+                        m.d.comb += begin.eq(1)
+                        m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
+                                     n_trees.eq(self.n_trees), cycles.eq(0),
+                                     [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
+                                     next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
+                                     locked.eq(0)]
+                        m.next = "Presort"
+
+            with m.State("Presort"):
+                m.d.comb += self.busy.eq(1)
+                m.d.sync += self.sort_cycles.eq(cycles + 1)
+                for lane, sorter in enumerate(sorters):
+                    # Feed: the codes of the lane's features, slot by slot, one per cycle.
+                    feed_advance = ~feed_staged[lane] | sorter.codes.ready
+                    code_read = code_reads[lane]
+                    m.d.comb += [code_read.addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
+                                 code_read.en.eq(feed_advance),
+                                 sorter.codes.valid.eq(feed_staged[lane]),
+                                 sorter.codes.p.code.eq(code_read.data),
+                                 sorter.codes.p.last.eq(feed_last[lane])]
+                    feeding = (feed_row[lane] < n_rows) & (sort_slot[lane] < lane_features[lane])
+                    with m.If(feed_advance):
+                        m.d.sync += [feed_staged[lane].eq(feeding),
+                                     feed_last[lane].eq(feed_row[lane] == n_rows - 1)]
+                        with m.If(feeding):
+                            with m.If(feed_row[lane] == n_rows - 1):
+                                m.d.sync += [feed_row[lane].eq(0), sort_slot[lane].eq(sort_slot[lane] + 1)]
+                            with m.Else():
+                                m.d.sync += feed_row[lane].eq(feed_row[lane] + 1)
+                    # Sorted rows: read the label, then write (row, code, label).
+                    m.d.comb += [sorter.sorted.ready.eq(1), label_reads[lane].addr.eq(sorter.sorted.p.row)]
+                    with m.If(sorter.sorted.valid):
+                        m.d.sync += [pending[lane].eq(1), pending_row[lane].eq(sorter.sorted.p.row),
+                                     pending_code[lane].eq(sorter.sorted.p.code),
+                                     pending_address[lane].eq(out_slot[lane] * max_rows + out_position[lane])]
+                        with m.If(sorter.sorted.p.last):
+                            m.d.sync += [out_position[lane].eq(0), out_slot[lane].eq(out_slot[lane] + 1)]
+                        with m.Else():
+                            m.d.sync += out_position[lane].eq(out_position[lane] + 1)
+                    write = presorted_writes[lane]
+                    m.d.comb += [write.addr.eq(pending_address[lane]), write.en.eq(pending[lane]),
+                                 write.data.row.eq(pending_row[lane]), write.data.code.eq(pending_code[lane]),
+                                 write.data.label.eq(label_reads[lane].data)]
+                sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
+                                 for lane in range(lanes)).all()
+                with m.If(sorted_all):
+                    m.next = "Train"
+
+            with m.State("Train"):
+                m.d.comb += self.busy.eq(1)
+                # Dispatch: the lowest free PE takes the next tree; with none free, the
+                # lowest PE that can queue one behind its running tree.
+                # A PE stopped on an error stops the forest: nothing more is dispatched, and
+                # the tree being merged (from a sound PE) goes out whole before Idle.
+                stopping = pe_failed | self.tree_error
+                with m.If((next_tree < n_trees) & ~stopping):
+                    for index in range(self.pe_count):
+                        with (m.If if index == 0 else m.Elif)(~assigned[index]):
+                            m.d.comb += pes[index].start.eq(1)
+                            m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
+                                         next_tree.eq(next_tree + 1)]
+                    for index in range(self.pe_count):
+                        with m.Elif(~has_queued[index] & pes[index].queue_ready):
+                            m.d.comb += pes[index].queue.eq(1)
+                            m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
+                                         next_tree.eq(next_tree + 1)]
+                # Merge: one PE's tree at a time onto the output.
+                with m.If(~locked & ~stopping):
+                    for index in reversed(range(self.pe_count)):
+                        with m.If(pes[index].nodes.valid):
+                            m.d.sync += [owner.eq(index), locked.eq(1)]
+                with m.Else():
+                    for index, pe in enumerate(pes):
+                        with m.If(owner == index):
+                            m.d.comb += [self.nodes.valid.eq(pe.nodes.valid),
+                                         self.nodes.p.tree.eq(pe_tree[index]),
+                                         self.nodes.p.node.eq(pe.nodes.p),
+                                         pe.nodes.ready.eq(self.nodes.ready)]
+                            with m.If(pe.nodes.valid & self.nodes.ready & pe.nodes.p.last):
+                                m.d.sync += [locked.eq(0), trees_done.eq(trees_done + 1)]
+                                # A queued tree takes over in the PE at once.
+                                with m.If(has_queued[index]):
+                                    m.d.sync += [pe_tree[index].eq(queued_tree[index]),
+                                                 has_queued[index].eq(0)]
+                                with m.Else():
+                                    m.d.sync += assigned[index].eq(0)
+                with m.If(pe_failed):
+                    m.d.sync += self.tree_error.eq(1)
+                with m.If(stopping):
+                    with m.If(~locked):
+                        m.next = "Idle"
+                with m.Elif(trees_done == n_trees):
+                    m.d.sync += self.done.eq(1)
+                    m.next = "Idle"
+
+        with m.If(self.start & self.busy):
+            m.d.sync += self.start_while_busy.eq(1)
+        return m

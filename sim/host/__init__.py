@@ -1,0 +1,1 @@
+"""The host driver (register and stream transactions) and the cocotb sessions that run it."""

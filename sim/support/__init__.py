@@ -1,0 +1,1 @@
+"""Testbench support: stream drivers, the testbench base, tree and dataset helpers."""

@@ -1,0 +1,79 @@
+"""The frame every cocotb testbench of the project shares.
+
+Settings from the runner, a random generator seeded by cocotb's seed (so a failing run
+is reproduced with ``--seed``), stream drivers with random stalls, the clock and the reset.
+"""
+
+import json
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles
+
+from sim.runner import testbench_parameters
+from sim.support.streams import StreamSink, StreamSource
+
+__all__ = ["StreamTestbench"]
+
+CLOCK_PERIOD_NS = 10
+
+
+class StreamTestbench:
+    """Base of a block's testbench.
+
+    Settings read: ``design`` (the design parameters), ``idle_probability`` (sources hold
+    valid low) and ``stall_probability`` (sinks hold ready low), both 0.3 by default.
+    """
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.settings = testbench_parameters()
+        self.design = self.settings["design"]
+        self.rng = random.Random(cocotb.RANDOM_SEED)
+        self.sources, self.sinks = [], []
+
+    def source(self, name, layout):
+        """A driver for the stream input ``name`` with random idle cycles."""
+        driver = StreamSource(self.dut, name, layout, self.dut.clk, self.rng,
+                              idle_probability=self.settings.get("idle_probability", 0.3))
+        self.sources.append(driver)
+        return driver
+
+    def sink(self, name, layout):
+        """A consumer of the stream output ``name`` with random stalls."""
+        driver = StreamSink(self.dut, name, layout, self.dut.clk, self.rng,
+                            stall_probability=self.settings.get("stall_probability", 0.3))
+        self.sinks.append(driver)
+        return driver
+
+    async def begin(self):
+        """Start the clock and the drivers, then reset the design."""
+        Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
+        for driver in self.sources + self.sinks:
+            cocotb.start_soon(driver.run())
+        await self.reset()
+
+    async def reset(self, cycles=2):
+        """Hold reset for ``cycles`` cycles; queued input and received output are dropped."""
+        self.dut.rst.value = 1
+        for source in self.sources:
+            source.clear()
+        await ClockCycles(self.dut.clk, cycles)
+        self.dut.rst.value = 0
+        for sink in self.sinks:
+            sink.clear()
+
+    def write_report(self):
+        """Append the testbench's ``cycle_log`` records to the JSON file named by ``report``."""
+        path = self.settings.get("report")
+        records = getattr(self, "cycle_log", [])
+        if not path or not records:
+            return
+        try:
+            with open(path) as file:
+                log = json.load(file)
+        except (OSError, ValueError):
+            log = []
+        with open(path, "w") as file:
+            json.dump(log + records, file)

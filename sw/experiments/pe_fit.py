@@ -1,0 +1,204 @@
+"""How many PEs sized for each dataset fit a 10AX115: the P of the comparison's modelled time.
+
+``python -m sw.experiments.pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: one or two
+full Yosys runs per dataset, 1 to 2 minutes each on two busy cores).
+
+For each dataset, a processing element is built for its 5-fold training set (rows rounded
+up to a power of two, as ``sim.backend.design_for`` does; above 1,024 training rows,
+in-bag lists as long as a bootstrap of the training rows overflows with probability
+1e-15, :func:`inbag_capacity`; its features and classes; ``max_depth`` 64, deep enough
+for forest mode), once with 8 feature lanes (fewer for fewer features) and once with 4,
+and synthesised with :func:`hw.flows.resources.estimate` (Yosys ``synth_intel_alm``,
+Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). The forest trainer holds
+one presorted bank, one code bank and one sorter per lane and a label bank for all PEs
+(its list rotor serves every PE from one read port per lane, so no PE has a copy of the
+presorted bank); those memories are added
+from their geometry in ``hw/trainer.py`` with :func:`hw.flows.resources.m20k_blocks`. Then
+
+    P = min over ALMs, M20K, DSP of floor((device - shared) / per PE)
+
+The lanes with the higher ``P / (2 + ceil(F / lanes))`` (:func:`throughput`: PEs over
+the passes per tree level of the cycle model) are chosen: fewer lanes cost more cycles
+per tree but fewer DSP blocks per PE. The inference engine, host interface, routing and
+timing closure are not counted, so P is an upper bound of what a Quartus build would
+hold. The result is copied into :data:`sw.experiments.compare.PE_FIT` and :data:`sw.experiments.compare.PE_LANES`
+(the comparison does not run Yosys).
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from hw.lane import lane_slots
+from hw.flows.resources import ARRIA10_10AX115, estimate, m20k_blocks
+from sim.runner import BUILD_ROOT, PROJECT_ROOT
+
+__all__ = ["inbag_capacity", "lane_options", "throughput", "pe_parameters", "trainer_memories", "pes_that_fit", "main"]
+
+FOLDS = 5
+FEATURE_LANES = 8
+MAX_DEPTH = 64
+CODE_BITS = 16
+RADIX_BITS = 8
+#: Largest probability that one tree's bootstrap overflows the in-bag lists of a PE.
+OVERFLOW_BOUND = 1e-15
+#: In-bag list lengths are multiples of this (M20K blocks hold 512 x 40 or 2,048 x 10).
+LIST_GRANULE = 256
+#: Training sets above this many rows get in-bag lists shorter than the rows.
+SHORT_LISTS_FROM = 1024
+
+
+def _power_of_two(value):
+    return 1 << max(0, int(value) - 1).bit_length()
+
+
+def inbag_capacity(rows, draws, bound=OVERFLOW_BOUND, granule=LIST_GRANULE):
+    """In-bag list length (``max_inbag_rows``) that a bootstrap of ``draws`` draws from
+    ``rows`` rows overflows with probability at most ``bound``: a multiple of ``granule``,
+    at most ``rows``.
+
+    The number D of distinct rows drawn has mean ``rows (1 - (1 - 1/rows) ** draws)``, and
+    each draw changes D by at most one, so McDiarmid's inequality bounds
+    ``P(D >= mean + t) <= exp(-2 t**2 / draws)``. A tree that does overflow is not
+    truncated: the PE stops on ``inbag_overflow``, and the host refuses such a forest
+    before it starts (``sim.backend``).
+    """
+    mean = rows * (1 - (1 - 1 / rows) ** draws)
+    margin = math.sqrt(draws * math.log(1 / bound) / 2)
+    return min(rows, granule * math.ceil((mean + margin) / granule))
+
+
+def lane_options(n_features):
+    """Lane counts tried for a dataset: 8 (or fewer for fewer features) and 4."""
+    return sorted({min(lanes, _power_of_two(n_features)) for lanes in (FEATURE_LANES, 4)}, reverse=True)
+
+
+def throughput(pe_count, n_features, lanes):
+    """PEs over the passes per tree level of the cycle model (docs/gateware.md: scans,
+    go-left bits and one partition pass per list a lane holds): what the lanes are
+    chosen by. Fewer lanes mean more passes but fewer DSP blocks per PE."""
+    return pe_count / (2 + -(-n_features // lanes))
+
+
+def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS, lanes=None):
+    """``processing_element`` parameters for the training set of a ``folds``-fold split
+    (forest mode: a bootstrap of as many draws as training rows); ``lanes`` default the
+    first of :func:`lane_options`."""
+    train_rows = n_rows - n_rows // folds
+    max_rows = _power_of_two(train_rows)
+    # Short lists only where they save block memory (lists longer than two 512 x 40 M20K
+    # blocks); smaller PEs are bound by DSP blocks, and on sonar the shorter position
+    # fields changed Yosys's DSP mapping (47 -> 51 blocks per PE).
+    lists = inbag_capacity(train_rows, train_rows) if train_rows > SHORT_LISTS_FROM else max_rows
+    return {"max_rows": max_rows, "max_samples": max_rows, "max_inbag_rows": lists,
+            "max_features": n_features,
+            "feature_lanes": lanes or lane_options(n_features)[0], "code_bits": CODE_BITS,
+            "classes": max(2, n_classes), "max_depth": MAX_DEPTH}
+
+
+def trainer_memories(parameters):
+    """M20K blocks (estimate) of the forest trainer's memories: ``(per PE, shared)``."""
+    rows, features = parameters["max_rows"], parameters["max_features"]
+    row_bits = (rows - 1).bit_length()
+    label_bits = max(1, (parameters["classes"] - 1).bit_length())
+    code_bits = parameters["code_bits"]
+    lanes = parameters["feature_lanes"]
+    # Every bank is split by lane: lane k holds features k, k + lanes, ...
+    lane_depths = [lane_slots(features, lane, lanes) * rows for lane in range(lanes)]
+    per_pe = 0                          # the list rotor serves every PE from one bank
+    shared = (sum(m20k_blocks(depth, row_bits + code_bits + label_bits)          # presorted bank
+                  for depth in lane_depths)
+              + sum(m20k_blocks(depth, code_bits) for depth in lane_depths)      # code bank
+              + m20k_blocks(rows, label_bits, read_ports=lanes)                  # label bank
+              + lanes * (2 * m20k_blocks(rows, row_bits + code_bits)             # sorter buffers
+                         + 2 * m20k_blocks(1 << RADIX_BITS, row_bits + 1)))      # sorter counters
+    return per_pe, shared
+
+
+def pes_that_fit(pe, parameters, device=ARRIA10_10AX115):
+    """``(P, limiting resource, per-resource counts)`` for PE estimate ``pe`` (a dict)."""
+    per_pe_m20k, shared_m20k = trainer_memories(parameters)
+    need = {"alms": pe["alms"], "m20k": pe["m20k"] + per_pe_m20k, "dsp": pe["dsp"]}
+    room = {"alms": device["alms"], "m20k": device["m20k"] - shared_m20k, "dsp": device["dsp"]}
+    counts = {key: room[key] // need[key] for key in need if need[key]}
+    limiting = min(counts, key=counts.get)
+    return counts[limiting], limiting, counts
+
+
+def _design_digest():
+    """Digest of the gateware sources: an estimate cached for other sources is stale."""
+    digest = hashlib.sha1()
+    for path in sorted((PROJECT_ROOT / "hw").glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _estimate_cached(name, parameters, folder):
+    cache = folder / f"{name}.json"
+    design = _design_digest()
+    if cache.exists():
+        cached = json.loads(cache.read_text())
+        if (cached.get("design") == design
+                and cached["parameters"] == {**cached["parameters"], **parameters}):
+            return cached
+    started = time.perf_counter()
+    result = estimate("processing_element", folder / name, parameters)
+    result["seconds"] = time.perf_counter() - started
+    result.pop("cells", None)
+    result["design"] = design
+    cache.write_text(json.dumps(result))
+    return result
+
+
+def main(argv=None):
+    from sw.data.datasets import THESIS_HARDWARE_DATASETS, available, load
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(THESIS_HARDWARE_DATASETS))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_fit.md"))
+    arguments = parser.parse_args(argv)
+    folder = BUILD_ROOT / "pe_fit"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["| dataset | PE parameters | ALMs | M20K PE + trainer per PE | DSP | shared M20K "
+             "| P (ALM / M20K / DSP) | P | limited by | P / passes per level |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    fits = {}
+    for name in arguments.datasets:
+        if not available(name):
+            print(f"{name}: not available, skipped", file=sys.stderr)
+            continue
+        data = load(name)
+        n_features = data.X.shape[1]
+        options = []
+        for lanes in lane_options(n_features):
+            parameters = pe_parameters(*data.X.shape, len(set(data.y)), lanes=lanes)
+            cache = name if lanes == lane_options(n_features)[0] else f"{name}_lanes{lanes}"
+            pe = _estimate_cached(cache, parameters, folder)
+            per_pe, shared = trainer_memories(parameters)
+            count, limiting, counts = pes_that_fit(pe, parameters)
+            options.append({"pe_count": count, "limited_by": limiting, "parameters": parameters,
+                            "throughput": throughput(count, n_features, lanes)})
+            lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
+                         f"{pe['alms']:,} | {pe['m20k']} + {per_pe} | {pe['dsp']} | {shared} | "
+                         f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
+                         f"{limiting} | {options[-1]['throughput']:.2f} |")
+            print(lines[-1], f"({pe['seconds']:.0f} s)", flush=True)
+        fits[name] = max(options, key=lambda option: option["throughput"])
+        lines.append(f"| **{name}: {fits[name]['parameters']['feature_lanes']} lanes, "
+                     f"P = {fits[name]['pe_count']}** | | | | | | | | | |")
+    out = Path(arguments.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("# PEs sized per dataset that fit a 10AX115 (ESTIMATE)\n\n"
+                   + __doc__.split("\n\n", 2)[2] + "\n" + "\n".join(lines) + "\n\n```python\n"
+                   + "PE_FIT = " + json.dumps({k: v["pe_count"] for k, v in fits.items()}) + "\n"
+                   + "PE_LANES = " + json.dumps({k: v["parameters"]["feature_lanes"] for k, v in fits.items()})
+                   + "\n```\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

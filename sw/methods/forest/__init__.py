@@ -1,0 +1,1 @@
+"""The hardware random forest: estimator, golden model, per-tree generator, quantisers."""

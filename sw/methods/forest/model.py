@@ -1,0 +1,805 @@
+"""The golden model: bit-exact NumPy specification of forest training and inference.
+
+The hardware must produce exactly the trees this module produces (same node list, same
+features, threshold codes, class counts), and every comparison uses it as the reference.
+The algorithm is written out in ``docs/algorithm.md``; this module is its executable form.
+
+Two layers:
+
+* **Reference functions per hardware block**, called by the RTL testbenches on integer
+  arrays: :func:`presorted_order`, :func:`bootstrap_weights`, :func:`inbag_lists`,
+  :func:`draw_node_features`, :func:`best_split_of_segment`, :func:`best_split_of_node`,
+  :func:`compare_split_scores`, :func:`stable_partition`, :func:`leaf_decision`,
+  :func:`majority_class`, :func:`predict_tree`, :func:`forest_votes`.
+* **Whole-forest training** (:func:`train_tree`, :func:`train_forest`), level-wise as in
+  the hardware and vectorised over all nodes of a level and all their candidate features.
+  Its split search is the same code as :func:`best_split_of_segment` (one segment is the
+  special case of many), so the two cannot drift apart.
+
+All inputs here are already quantised: ``codes`` is an (n_rows x n_features) array of
+unsigned integer codes and ``labels`` are integers 0..n_classes-1.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from sw.methods.forest.rng import TreeRandom
+
+__all__ = [
+    "FEATURE_SAMPLING_KINDS", "TrainingParameters", "Tree", "SplitCandidate",
+    "presorted_order", "bootstrap_weights", "inbag_row_count", "inbag_lists", "NodeFeatureDrawer",
+    "draw_node_features", "split_score", "compare_split_scores", "best_split_of_segment",
+    "best_split_of_node", "midpoint_code", "stable_partition", "leaf_decision", "majority_class",
+    "train_tree", "train_forest", "predict_tree", "forest_votes", "forest_class_counts",
+    "trees_equal",
+]
+
+FEATURE_SAMPLING_KINDS = ("node", "tree")
+#: Relative width of the float pre-screen band; candidates inside it are compared exactly.
+#: The float score has a relative error below 1e-15, so the exact best is always inside.
+_NEAR_TIE_TOLERANCE = 1e-12
+
+
+def _check_int(name, value, minimum, maximum=None, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        limit = f"[{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name} must be {'in ' if maximum is not None else ''}{limit}, "
+                         f"not {value}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingParameters:
+    """Resolved hyper-parameters of the training algorithm (all plain integers).
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes C >= 2; labels are 0..C-1.
+    max_depth : int or None
+        Nodes at this depth (root = 0) are leaves; None for no limit.
+    max_samples : int
+        Bootstrap draws per tree (ignored when ``bootstrap`` is False).
+    bootstrap : bool
+        Draw rows with replacement (integer weights) or use every row once.
+    max_features : int
+        Non-constant features examined per node (``feature_sampling="node"``).
+    feature_sampling : {"node", "tree"}
+        "node": a fresh random subset at every node (scikit-learn); "tree": one feature
+        drawn per tree and used at every node (the thesis).
+    min_samples_split : int
+        A node with fewer distinct in-bag rows is a leaf.
+    min_samples_leaf : int
+        Each child of a split must hold at least this many distinct in-bag rows.
+    """
+    n_classes: int
+    max_depth: int = None
+    max_samples: int = 1
+    bootstrap: bool = True
+    max_features: int = 1
+    feature_sampling: str = "node"
+    min_samples_split: int = 2
+    min_samples_leaf: int = 1
+
+    def __post_init__(self):
+        _check_int("n_classes", self.n_classes, 2)
+        _check_int("max_depth", self.max_depth, 0, allow_none=True)
+        _check_int("max_samples", self.max_samples, 1)
+        _check_int("max_features", self.max_features, 1)
+        _check_int("min_samples_split", self.min_samples_split, 2)
+        _check_int("min_samples_leaf", self.min_samples_leaf, 1)
+        if not isinstance(self.bootstrap, (bool, np.bool_)):
+            raise TypeError(f"bootstrap must be True or False, not {self.bootstrap!r}")
+        if self.feature_sampling not in FEATURE_SAMPLING_KINDS:
+            raise ValueError(f"feature_sampling must be one of {FEATURE_SAMPLING_KINDS}, "
+                             f"not {self.feature_sampling!r}")
+
+
+@dataclasses.dataclass
+class Tree:
+    """One trained tree as a compact node list in breadth-first creation order.
+
+    All arrays have one entry per node (root = 0; children appended left then right, in
+    the order of their parents). Leaves have ``feature``, ``threshold_code``,
+    ``left_child`` and ``right_child`` equal to -1.
+
+    Attributes
+    ----------
+    feature, threshold_code, left_child, right_child : int64 arrays
+        Split: rows with ``code[feature] <= threshold_code`` go to ``left_child``.
+    class_counts : int64 array, shape (n_nodes, n_classes)
+        Bootstrap-weighted class counts of the node's in-bag rows.
+    majority_class : int64 array
+        argmax of ``class_counts`` (ties: lowest class).
+    n_samples : int64 array
+        Weighted sample count (sum of ``class_counts``).
+    n_rows : int64 array
+        Distinct in-bag rows in the node.
+    depth : int64 array
+        Depth of the node (root = 0).
+    """
+    feature: np.ndarray
+    threshold_code: np.ndarray
+    left_child: np.ndarray
+    right_child: np.ndarray
+    class_counts: np.ndarray
+    majority_class: np.ndarray
+    n_samples: np.ndarray
+    n_rows: np.ndarray
+    depth: np.ndarray
+
+    @property
+    def n_nodes(self):
+        return len(self.feature)
+
+    @property
+    def is_leaf(self):
+        return self.left_child < 0
+
+
+def trees_equal(tree_a, tree_b):
+    """True when two trees have identical node arrays (the hardware comparison)."""
+    return all(np.array_equal(getattr(tree_a, field.name), getattr(tree_b, field.name))
+               for field in dataclasses.fields(Tree))
+
+
+# ----------------------------------------------------------------------------------------
+# Per-tree data: presorted order, bootstrap, in-bag lists
+# ----------------------------------------------------------------------------------------
+
+def presorted_order(codes):
+    """Row indices of each feature in ascending code order (ties: ascending row index).
+
+    Parameters
+    ----------
+    codes : integer array, shape (n_rows, n_features)
+
+    Returns
+    -------
+    order : int64 array, shape (n_features, n_rows)
+        ``order[f]`` lists every row once; computed once per dataset.
+    """
+    codes = np.asarray(codes)
+    return np.argsort(codes.T, axis=1, kind="stable").astype(np.int64)
+
+
+def bootstrap_weights(random, n_rows, max_samples, bootstrap=True):
+    """Integer multiplicity of every row in a tree's bootstrap sample.
+
+    Draws ``max_samples`` integers uniform in [0, n_rows) from ``random`` (a
+    :class:`sw.methods.forest.rng.TreeRandom`) in one batch; with ``bootstrap=False`` draws nothing and
+    returns all ones.
+
+    Returns
+    -------
+    weights : int64 array, shape (n_rows,)
+    """
+    if not bootstrap:
+        return np.ones(n_rows, dtype=np.int64)
+    drawn_rows = random.integers(n_rows, max_samples)
+    return np.bincount(drawn_rows, minlength=n_rows).astype(np.int64)
+
+
+def inbag_row_count(n_rows, params, seed, tree_index):
+    """Distinct rows in the bag of tree ``tree_index`` of forest ``seed`` (all ``n_rows``
+    without bootstrap): the length of its in-bag lists, which a PE's ``max_inbag_rows``
+    must hold. Draws the same bootstrap as :func:`train_tree`, nothing else."""
+    weights = bootstrap_weights(TreeRandom(seed, tree_index), n_rows, params.max_samples,
+                                params.bootstrap)
+    return int(np.count_nonzero(weights))
+
+
+def inbag_lists(order, weights):
+    """The tree's in-bag list per feature: the presorted order filtered to weight > 0.
+
+    Parameters
+    ----------
+    order : int array, shape (n_features, n_rows)
+        From :func:`presorted_order`.
+    weights : int array, shape (n_rows,)
+        From :func:`bootstrap_weights`.
+
+    Returns
+    -------
+    rows : int64 array, shape (n_features, n_inbag)
+        In-bag row indices of each feature in ascending code order.
+    row_weights : int64 array, shape (n_features, n_inbag)
+        ``weights[rows]``, the multiplicity carried with each entry.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    keep = weights[order] > 0
+    n_inbag = int(np.count_nonzero(weights > 0))
+    rows = order[keep].reshape(order.shape[0], n_inbag)
+    return rows, weights[rows]
+
+
+# ----------------------------------------------------------------------------------------
+# Feature draws
+# ----------------------------------------------------------------------------------------
+
+class NodeFeatureDrawer:
+    """Bounded draws from a tree's stream after the bootstrap, one at a time.
+
+    Produces exactly the numbers of ``TreeRandom.integer`` (same rejection rule on the
+    same raw words) but reads raw words in blocks, because the model makes thousands of
+    scalar draws per tree.
+    """
+
+    _BLOCK = 256
+
+    def __init__(self, random):
+        self.random = random
+        self._words = []
+        self._next = 0
+        self._block_start = random.position
+
+    @property
+    def position(self):
+        """Stream position after the last draw (what the gateware's counter would hold)."""
+        return self._block_start + self._next
+
+    def integer(self, bound):
+        """One integer uniform in [0, bound) by rejection, as ``TreeRandom.integer``."""
+        mask = (1 << (bound - 1).bit_length()) - 1  # sw.methods.forest.rng.bound_mask, inlined for speed
+        while True:
+            if self._next == len(self._words):
+                self._block_start += self._next
+                self._words = self.random.raw_at(np.arange(
+                    self._block_start, self._block_start + self._BLOCK,
+                    dtype=np.uint64)).tolist()
+                self._next = 0
+            candidate = self._words[self._next] & mask
+            self._next += 1
+            if candidate < bound:
+                return candidate
+
+
+def draw_node_features(drawer, is_constant, max_features):
+    """Features examined at one node, in visit order (partial Fisher-Yates).
+
+    Draw i (i = 0, 1, ...) picks j = ``drawer.integer(n_features - i) + i`` and swaps
+    positions i and j of the permutation 0..n_features-1; the feature now at position i
+    is visited. Constant features (in this node) are skipped and do not count. Drawing
+    stops when ``max_features`` non-constant features were visited or every non-constant
+    feature was visited; a node whose features are all constant makes no draw.
+
+    Parameters
+    ----------
+    drawer : NodeFeatureDrawer (or anything with ``integer(bound)``)
+    is_constant : sequence of bool, length n_features
+        True where all in-bag codes of the node are equal for that feature.
+    max_features : int
+
+    Returns
+    -------
+    features : list of int
+        Non-constant features in visit order.
+    """
+    is_constant = [bool(flag) for flag in is_constant]
+    n_features = len(is_constant)
+    wanted = min(max_features, n_features - sum(is_constant))
+    swapped = {}  # sparse Fisher-Yates permutation: position -> feature
+    visited = []
+    position = 0
+    draw = drawer.integer
+    while len(visited) < wanted:
+        chosen = draw(n_features - position) + position
+        feature = swapped.get(chosen, chosen)
+        swapped[chosen] = swapped.get(position, position)
+        if not is_constant[feature]:
+            visited.append(feature)
+        position += 1
+    return visited
+
+
+# ----------------------------------------------------------------------------------------
+# Split score (thesis eq. 4.2) and exact comparison
+# ----------------------------------------------------------------------------------------
+
+def split_score(left_class_counts, right_class_counts):
+    """Eq. 4.2 as an exact fraction: ``(numerator, denominator)`` as Python ints.
+
+    S = A / nL + B / nR with A = sum_j nL_j^2, B = sum_j nR_j^2, hence
+    numerator = A * nR + B * nL and denominator = nL * nR.
+    """
+    left = [int(count) for count in left_class_counts]
+    right = [int(count) for count in right_class_counts]
+    n_left, n_right = sum(left), sum(right)
+    if n_left <= 0 or n_right <= 0:
+        raise ValueError(f"both sides of a split need samples, not {n_left} and {n_right}")
+    squares_left = sum(count * count for count in left)
+    squares_right = sum(count * count for count in right)
+    return squares_left * n_right + squares_right * n_left, n_left * n_right
+
+
+def compare_split_scores(numerator_a, denominator_a, numerator_b, denominator_b):
+    """Sign of S_a - S_b (1, 0 or -1) by cross-multiplication in exact integers."""
+    difference = int(numerator_a) * int(denominator_b) - int(numerator_b) * int(denominator_a)
+    return (difference > 0) - (difference < 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitCandidate:
+    """Best split of a segment or node.
+
+    Attributes
+    ----------
+    valid : bool
+        False when no boundary satisfies the rules (all other fields are then -1 / None).
+    feature : int
+        Feature of the split (-1 for a single segment searched without a feature).
+    threshold_code : int
+        Code of the last row going left: ``code <= threshold_code`` goes left.
+    n_rows_left : int
+        Distinct in-bag rows going left (the segment position of the boundary).
+    score_numerator, score_denominator : int
+        Eq. 4.2 as an exact fraction (see :func:`split_score`).
+    left_class_counts, right_class_counts : int64 arrays, shape (n_classes,)
+    """
+    valid: bool
+    feature: int = -1
+    threshold_code: int = -1
+    n_rows_left: int = -1
+    score_numerator: int = -1
+    score_denominator: int = -1
+    left_class_counts: np.ndarray = None
+    right_class_counts: np.ndarray = None
+
+
+def _search_segments(codes, labels, weights, segment_starts, segment_group, n_groups,
+                     n_classes, min_samples_leaf):
+    """Best split of every group of sorted segments, vectorised over all of them.
+
+    The segments are concatenated in ``codes``, ``labels``, ``weights`` (each segment
+    sorted by code); ``segment_starts`` gives their offsets and ``segment_group`` (non-
+    decreasing) the group (node) of each. Candidate boundaries lie between consecutive
+    entries of a segment with different codes and leave at least ``min_samples_leaf``
+    entries on each side. Within a group the best candidate has the highest score; on
+    equal scores the earlier one (earlier segment, then lower position) wins.
+
+    Returns a list with, per group, None (no valid candidate) or a tuple
+    (element index of the last left entry, segment index, numerator, denominator,
+    left class counts).
+    """
+    n_elements = len(codes)
+    results = [None] * n_groups
+    if n_elements == 0:
+        return results
+    segment_starts = np.asarray(segment_starts, dtype=np.int64)
+    segment_ends = np.append(segment_starts[1:], n_elements)
+    segment_lengths = segment_ends - segment_starts
+    segment_of = np.repeat(np.arange(len(segment_starts)), segment_lengths)
+
+    weighted_onehot = np.zeros((n_elements + 1, n_classes), dtype=np.int64)
+    weighted_onehot[np.arange(1, n_elements + 1), labels] = weights
+    prefix = np.cumsum(weighted_onehot, axis=0)  # prefix[i] = counts of entries < i
+    segment_base = prefix[segment_starts]
+    segment_total = prefix[segment_ends] - segment_base
+
+    is_candidate = np.zeros(n_elements, dtype=bool)
+    is_candidate[:-1] = codes[:-1] != codes[1:]
+    is_candidate[segment_ends - 1] = False
+    rows_left = np.arange(1, n_elements + 1) - segment_starts[segment_of]
+    rows_right = segment_lengths[segment_of] - rows_left
+    is_candidate &= (rows_left >= min_samples_leaf) & (rows_right >= min_samples_leaf)
+    candidates = np.flatnonzero(is_candidate)
+    if len(candidates) == 0:
+        return results
+
+    candidate_segment = segment_of[candidates]
+    left = prefix[candidates + 1] - segment_base[candidate_segment]
+    right = segment_total[candidate_segment] - left
+    n_left = left.sum(axis=1)
+    n_right = right.sum(axis=1)
+    squares_left = np.einsum("ij,ij->i", left, left)
+    squares_right = np.einsum("ij,ij->i", right, right)
+    approximate = squares_left / n_left + squares_right / n_right
+
+    group = np.asarray(segment_group, dtype=np.int64)[candidate_segment]
+    groups, group_first = np.unique(group, return_index=True)
+    group_best = np.maximum.reduceat(approximate, group_first)
+    group_slot = np.searchsorted(groups, group)
+    near = approximate >= group_best[group_slot] * (1.0 - _NEAR_TIE_TOLERANCE)
+    near_count = np.add.reduceat(near.astype(np.int64), group_first)
+    near_index = np.flatnonzero(near)
+    _, first_near = np.unique(group[near_index], return_index=True)
+    for slot, group_id in enumerate(groups.tolist()):
+        if near_count[slot] == 1:
+            best = int(near_index[first_near[slot]])
+            numerator = int(squares_left[best]) * int(n_right[best]) \
+                + int(squares_right[best]) * int(n_left[best])
+            denominator = int(n_left[best]) * int(n_right[best])
+        else:
+            # Exact resolution of near-ties: Python integers never overflow.
+            first = first_near[slot]
+            best, numerator, denominator = None, 0, 1
+            for index in near_index[first:first + near_count[slot]].tolist():
+                candidate_numerator = int(squares_left[index]) * int(n_right[index]) \
+                    + int(squares_right[index]) * int(n_left[index])
+                candidate_denominator = int(n_left[index]) * int(n_right[index])
+                if best is None or candidate_numerator * denominator > \
+                        numerator * candidate_denominator:
+                    best, numerator, denominator = \
+                        index, candidate_numerator, candidate_denominator
+        results[group_id] = (int(candidates[best]), int(candidate_segment[best]),
+                             numerator, denominator, left[best])
+    return results
+
+
+def best_split_of_segment(codes, labels, weights, n_classes, min_samples_leaf=1):
+    """Best split of one node's segment of one feature list (the Gini calculator).
+
+    Parameters
+    ----------
+    codes : integer array, shape (n,)
+        Codes of the segment's entries, ascending.
+    labels : integer array, shape (n,)
+        Class of each entry, in 0..n_classes-1.
+    weights : integer array, shape (n,)
+        Bootstrap multiplicity of each entry (>= 1).
+    n_classes : int
+    min_samples_leaf : int
+        Minimum number of entries (distinct rows) on each side.
+
+    Returns
+    -------
+    SplitCandidate
+        With ``feature = -1``. Among equal scores the lowest threshold code wins.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if np.any(codes[1:] < codes[:-1]):
+        raise ValueError("codes of a segment must be in ascending order")
+    return _segment_result(_search_segments(
+        codes, np.asarray(labels, dtype=np.int64), np.asarray(weights, dtype=np.int64),
+        [0], [0], 1, n_classes, min_samples_leaf)[0], codes, [-1], labels, weights, n_classes)
+
+
+def best_split_of_node(codes_per_feature, labels_per_feature, weights_per_feature,
+                       features, n_classes, min_samples_leaf=1):
+    """Best split of one node over its candidate features (segments in visit order).
+
+    ``codes_per_feature[k]`` etc. are the node's segment of the in-bag list of
+    ``features[k]`` (ascending codes). Ties: highest score, then the feature visited
+    first, then the lowest threshold code.
+    """
+    lengths = [len(segment) for segment in codes_per_feature]
+    codes = np.concatenate([np.asarray(c, dtype=np.int64) for c in codes_per_feature])
+    labels = np.concatenate([np.asarray(c, dtype=np.int64) for c in labels_per_feature])
+    weights = np.concatenate([np.asarray(c, dtype=np.int64) for c in weights_per_feature])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    found = _search_segments(codes, labels, weights, starts, np.zeros(len(lengths)), 1,
+                             n_classes, min_samples_leaf)[0]
+    if found is not None:
+        found = (found[0] - int(starts[found[1]]),) + found[1:]
+        segment = found[1]
+        return _segment_result(found, codes_per_feature[segment], features,
+                               labels_per_feature[segment], weights_per_feature[segment],
+                               n_classes)
+    return SplitCandidate(False)
+
+
+def midpoint_code(codes, last_left):
+    """Threshold code of a boundary after sorted entry ``last_left``: midway between its
+    code and the next entry's (different) code, rounded down. The segment splits as at the
+    left code; codes in the gap (other rows, unseen values) are shared between the sides,
+    as scikit-learn's midpoint threshold does in value space."""
+    return (int(codes[last_left]) + int(codes[last_left + 1])) >> 1
+
+
+def _segment_result(found, codes, features, labels, weights, n_classes):
+    if found is None:
+        return SplitCandidate(False)
+    last_left, segment, numerator, denominator, left = found
+    total = np.bincount(np.asarray(labels, dtype=np.int64),
+                        weights=np.asarray(weights, dtype=np.int64),
+                        minlength=n_classes).astype(np.int64)
+    return SplitCandidate(True, int(features[segment]), midpoint_code(codes, last_left),
+                          last_left + 1,
+                          numerator, denominator, left.copy(), total - left)
+
+
+# ----------------------------------------------------------------------------------------
+# Partition, leaves
+# ----------------------------------------------------------------------------------------
+
+def stable_partition(segment_rows, goes_left):
+    """Stable partition of one segment of a feature list: left rows first, order kept.
+
+    Parameters
+    ----------
+    segment_rows : integer array, shape (n,)
+        Row indices of the segment, in list order.
+    goes_left : bool array indexed by row index (length >= max(segment_rows) + 1)
+
+    Returns
+    -------
+    int64 array, shape (n,)
+        The rows going left in their original order, then the rows going right.
+    """
+    segment_rows = np.asarray(segment_rows, dtype=np.int64)
+    left = np.asarray(goes_left, dtype=bool)[segment_rows]
+    return np.concatenate([segment_rows[left], segment_rows[~left]])
+
+
+def leaf_decision(class_counts, n_rows, depth, max_depth, min_samples_split,
+                  min_samples_leaf):
+    """Whether nodes become leaves before any split search (and before any draw).
+
+    A node is a leaf when its depth reached ``max_depth``, it holds fewer than
+    ``min_samples_split`` or fewer than ``2 * min_samples_leaf`` distinct in-bag rows, or
+    it is pure (at most one class with a non-zero count). A node that passes may still
+    become a leaf when no valid split exists.
+
+    Parameters
+    ----------
+    class_counts : int array, shape (n_nodes, n_classes) or (n_classes,)
+    n_rows : int array, shape (n_nodes,) or int
+    depth : int array or int
+    max_depth : int or None
+
+    Returns
+    -------
+    bool array, shape (n_nodes,) (or a bool for one node)
+    """
+    class_counts = np.asarray(class_counts)
+    single = class_counts.ndim == 1
+    class_counts = np.atleast_2d(class_counts)
+    n_rows = np.asarray(n_rows)
+    depth = np.asarray(depth)
+    leaf = (n_rows < min_samples_split) | (n_rows < 2 * min_samples_leaf)
+    leaf = leaf | (np.count_nonzero(class_counts, axis=1) <= 1)
+    if max_depth is not None:
+        leaf = leaf | (depth >= max_depth)
+    return bool(leaf[0]) if single else leaf
+
+
+def majority_class(class_counts):
+    """Class with the highest count per node (ties: the lowest class index)."""
+    return np.argmax(np.asarray(class_counts), axis=-1).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------
+
+def train_tree(codes, labels, params, seed, tree_index, order=None, codes_by_feature=None):
+    """Train tree ``tree_index`` of forest ``seed`` level by level.
+
+    Parameters
+    ----------
+    codes : integer array, shape (n_rows, n_features)
+    labels : integer array, shape (n_rows,), values in 0..params.n_classes-1
+    params : TrainingParameters
+    seed, tree_index : int
+        Key of the tree's :class:`sw.methods.forest.rng.TreeRandom` stream.
+    order : int64 array, shape (n_features, n_rows), optional
+        :func:`presorted_order` of ``codes`` (computed here when not given).
+    codes_by_feature : int64 array, shape (n_features, n_rows), optional
+        ``codes.T`` as a contiguous array (computed here when not given).
+
+    Returns
+    -------
+    Tree
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if codes_by_feature is None:
+        codes_by_feature = np.ascontiguousarray(np.asarray(codes).T, dtype=np.int64)
+    if order is None:
+        order = presorted_order(codes_by_feature.T)
+    n_features, n_rows = codes_by_feature.shape
+    n_classes = params.n_classes
+    flat_codes = codes_by_feature.ravel()
+
+    random = TreeRandom(seed, tree_index)
+    weights = bootstrap_weights(random, n_rows, params.max_samples, params.bootstrap)
+    drawer = NodeFeatureDrawer(random)
+    tree_feature = drawer.integer(n_features) if params.feature_sampling == "tree" else None
+    rows, _ = inbag_lists(order, weights)
+    n_inbag = rows.shape[1]
+
+    feature, threshold, left_child, right_child = [-1], [-1], [-1], [-1]
+    counts = [np.bincount(labels, weights=weights, minlength=n_classes).astype(np.int64)]
+    node_rows, node_depth = [n_inbag], [0]
+    segment_start = {0: 0}
+    level = [0]
+    feature_range = np.arange(n_features)[:, None]
+
+    while level:
+        level_counts = np.array([counts[node] for node in level])
+        level_rows = np.array([node_rows[node] for node in level])
+        leaf = leaf_decision(level_counts, level_rows, node_depth[level[0]],
+                             params.max_depth, params.min_samples_split,
+                             params.min_samples_leaf)
+        searched = [node for node, is_leaf in zip(level, leaf.tolist()) if not is_leaf]
+        if not searched:
+            break
+        starts = np.array([segment_start[node] for node in searched], dtype=np.int64)
+        lengths = np.array([node_rows[node] for node in searched], dtype=np.int64)
+        first_codes = flat_codes[feature_range * n_rows + rows[:, starts]]
+        last_codes = flat_codes[feature_range * n_rows + rows[:, starts + lengths - 1]]
+        constant = (first_codes == last_codes).T.tolist()  # (node, feature)
+
+        # Candidate (node, feature) segments, nodes in index order, features in visit order.
+        pair_slot, pair_feature = [], []
+        for slot, node in enumerate(searched):
+            if tree_feature is not None:
+                chosen = [] if constant[slot][tree_feature] else [tree_feature]
+            else:
+                chosen = draw_node_features(drawer, constant[slot], params.max_features)
+            pair_slot.extend([slot] * len(chosen))
+            pair_feature.extend(chosen)
+        if not pair_slot:
+            break
+        pair_slot = np.array(pair_slot, dtype=np.int64)
+        pair_feature = np.array(pair_feature, dtype=np.int64)
+        pair_length = lengths[pair_slot]
+        pair_offset = np.concatenate([[0], np.cumsum(pair_length)[:-1]])
+        element_pair = np.repeat(np.arange(len(pair_slot)), pair_length)
+        element_flat = (pair_feature * n_inbag + starts[pair_slot])[element_pair] \
+            + np.arange(int(pair_length.sum())) - pair_offset[element_pair]
+        element_rows = rows.ravel()[element_flat]
+        element_codes = flat_codes[pair_feature[element_pair] * n_rows + element_rows]
+        found = _search_segments(element_codes, labels[element_rows], weights[element_rows],
+                                 pair_offset, pair_slot, len(searched), n_classes,
+                                 params.min_samples_leaf)
+
+        # Record splits, create children (left then right, in node order).
+        next_level = []
+        deeper_is_leaf = params.max_depth is not None and \
+            node_depth[level[0]] + 1 >= params.max_depth
+        smallest_searched = max(params.min_samples_split, 2 * params.min_samples_leaf)
+        split_slots, split_feature, split_threshold, split_left_rows = [], [], [], []
+        for slot, node in enumerate(searched):
+            if found[slot] is None:
+                continue
+            last_left, pair, _, _, left_counts = found[slot]
+            chosen_feature = int(pair_feature[pair])
+            left_rows = last_left - int(pair_offset[pair]) + 1
+            feature[node] = chosen_feature
+            threshold[node] = midpoint_code(element_codes, last_left)
+            for child_counts, child_rows, child_start in (
+                    (left_counts, left_rows, segment_start[node]),
+                    (counts[node] - left_counts, node_rows[node] - left_rows,
+                     segment_start[node] + left_rows)):
+                child = len(feature)
+                feature.append(-1)
+                threshold.append(-1)
+                left_child.append(-1)
+                right_child.append(-1)
+                counts.append(child_counts)
+                node_rows.append(child_rows)
+                node_depth.append(node_depth[node] + 1)
+                segment_start[child] = child_start
+                next_level.append(child)
+            left_child[node], right_child[node] = next_level[-2], next_level[-1]
+            # Only children that will be searched need their segments separated
+            # (the scalar form of leaf_decision, inlined: it runs once per split).
+            child_leaf = deeper_is_leaf or all(
+                node_rows[child] < smallest_searched
+                or np.count_nonzero(counts[child]) <= 1 for child in next_level[-2:])
+            if not child_leaf:
+                split_slots.append(slot)
+                split_feature.append(chosen_feature)
+                split_threshold.append(threshold[node])
+                split_left_rows.append(left_rows)
+        if split_slots:
+            _partition_level(rows, flat_codes, n_rows, starts[split_slots],
+                             lengths[split_slots], np.array(split_feature),
+                             np.array(split_threshold), np.array(split_left_rows))
+        level = next_level
+
+    counts = np.array(counts, dtype=np.int64).reshape(len(feature), n_classes)
+    return Tree(
+        feature=np.array(feature, dtype=np.int64),
+        threshold_code=np.array(threshold, dtype=np.int64),
+        left_child=np.array(left_child, dtype=np.int64),
+        right_child=np.array(right_child, dtype=np.int64),
+        class_counts=counts, majority_class=majority_class(counts),
+        n_samples=counts.sum(axis=1), n_rows=np.array(node_rows, dtype=np.int64),
+        depth=np.array(node_depth, dtype=np.int64))
+
+
+def _partition_level(rows, flat_codes, n_rows, starts, lengths, features, thresholds,
+                     left_rows):
+    """Stable partition, in place, of every feature list inside every split segment."""
+    n_features = rows.shape[0]
+    segment_offset = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    element_segment = np.repeat(np.arange(len(starts)), lengths)
+    local = np.arange(int(lengths.sum())) - segment_offset[element_segment]
+    positions = starts[element_segment] + local
+    # The go-left bit of each row, from the split feature's codes.
+    node_rows = rows[0, positions]
+    goes_left = np.zeros(n_rows, dtype=bool)
+    goes_left[node_rows] = flat_codes[features[element_segment] * n_rows + node_rows] \
+        <= thresholds[element_segment]
+    segment_rows = rows[:, positions]
+    left = goes_left[segment_rows]
+    left_before = np.cumsum(left, axis=1, dtype=np.int32) - left  # lefts before, in the level
+    left_before -= left_before[:, segment_offset][:, element_segment]
+    destination = np.where(left, left_before,
+                           left_rows[element_segment] + local - left_before)
+    destination += segment_offset[element_segment]
+    partitioned = np.empty_like(segment_rows)
+    partitioned[np.arange(n_features)[:, None], destination] = segment_rows
+    rows[:, positions] = partitioned
+
+
+def train_forest(codes, labels, params, seed, n_estimators, n_jobs=None, tree_indices=None):
+    """Train trees 0..n_estimators-1 (or ``tree_indices``) of forest ``seed``.
+
+    Each tree depends only on (data, params, seed, tree index), so the trees may be
+    trained in any order or in parallel (``n_jobs`` > 1 uses joblib processes) with
+    identical results.
+
+    Returns
+    -------
+    list of Tree, in the order of ``tree_indices``.
+    """
+    codes_by_feature = np.ascontiguousarray(np.asarray(codes).T, dtype=np.int64)
+    order = presorted_order(codes_by_feature.T)
+    labels = np.asarray(labels, dtype=np.int64)
+    if tree_indices is None:
+        tree_indices = range(n_estimators)
+    tree_indices = [int(index) for index in tree_indices]
+    if n_jobs is None or n_jobs == 1:
+        return [train_tree(None, labels, params, seed, index, order, codes_by_feature)
+                for index in tree_indices]
+    from joblib import Parallel, delayed
+    return Parallel(n_jobs=n_jobs)(
+        delayed(train_tree)(None, labels, params, seed, index, order, codes_by_feature)
+        for index in tree_indices)
+
+
+# ----------------------------------------------------------------------------------------
+# Inference
+# ----------------------------------------------------------------------------------------
+
+def predict_tree(tree, codes):
+    """Leaf reached by every row (``code[feature] <= threshold_code`` goes left).
+
+    Parameters
+    ----------
+    tree : Tree
+    codes : integer array, shape (n, n_features)
+
+    Returns
+    -------
+    leaves : int64 array, shape (n,)
+        Node index of the leaf; ``tree.majority_class[leaves]`` are the predictions.
+    """
+    codes = np.asarray(codes)
+    row = np.arange(codes.shape[0])
+    node = np.zeros(codes.shape[0], dtype=np.int64)
+    for _ in range(int(tree.depth.max())):
+        feature = tree.feature[node]
+        internal = feature >= 0
+        if not internal.any():
+            break
+        goes_left = codes[row, np.maximum(feature, 0)] <= tree.threshold_code[node]
+        node = np.where(internal, np.where(goes_left, tree.left_child[node],
+                                           tree.right_child[node]), node)
+    return node
+
+
+def forest_votes(trees, codes, n_classes):
+    """Votes per class: how many trees' leaves have that majority class, shape (n, C)."""
+    votes = np.zeros((np.asarray(codes).shape[0], n_classes), dtype=np.int64)
+    rows = np.arange(votes.shape[0])
+    for tree in trees:
+        np.add.at(votes, (rows, tree.majority_class[predict_tree(tree, codes)]), 1)
+    return votes
+
+
+def forest_class_counts(trees, codes, n_classes):
+    """Sum over trees of the reached leaves' weighted class counts, shape (n, C)."""
+    total = np.zeros((np.asarray(codes).shape[0], n_classes), dtype=np.int64)
+    for tree in trees:
+        total += tree.class_counts[predict_tree(tree, codes)]
+    return total

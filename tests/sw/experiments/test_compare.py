@@ -1,0 +1,345 @@
+"""The comparison (``make``, ``python -m sw.experiments.compare``): options, thesis numbers, outputs.
+
+The end-to-end test runs the real command on iris (2 folds, few trees) with its samples
+simulated in Verilator on the small build that ``tests/sim/test_tb_system.py`` also uses
+(``sim.backend.design_for`` of the same inputs), so the two share one Verilator build.
+"""
+
+import csv
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim import backend
+from sim.runner import PROJECT_ROOT
+from sw.experiments import compare
+from sw.experiments import pe_fit as bench_pe_fit
+from sw.methods.forest import model
+from sw.methods.forest.estimator import HardwareForestClassifier
+from sw.experiments.thesis_tables import CITATION, THESIS_AVERAGE_SPEEDUP, THESIS_TABLE_4_2, thesis_row
+
+NOTES = PROJECT_ROOT.parent / "shared" / "notes" / "thesis_tables.md"
+SIX = ("iris", "sonar", "breast_cancer_coimbra", "heart_failure", "cmc", "ctg")
+
+
+def test_thesis_numbers_are_table_4_2_with_its_citation():
+    assert tuple(THESIS_TABLE_4_2) == SIX
+    assert "Waterloo" in CITATION and "Table 4.2" in CITATION and "2022" in CITATION
+    assert thesis_row("iris")["hw_accuracy"] == 86 and thesis_row("ctg")["sklearn_ms"] == 3336.08
+    assert thesis_row("wine") is None
+    speedups = [thesis_row(name)["speedup"] for name in SIX]
+    assert thesis_row("iris")["speedup"] == pytest.approx(1710.24 / 29.64)
+    # "on average 50x faster": the table's ratios are 46x to 88x.
+    assert min(speedups) > 0.9 * THESIS_AVERAGE_SPEEDUP and np.mean(speedups) == pytest.approx(59, abs=1)
+
+
+@pytest.mark.skipif(not NOTES.exists(), reason="the project notes are not beside this checkout")
+def test_thesis_numbers_match_the_transcription_in_the_notes():
+    text = NOTES.read_text()
+    rows = [line.split("|")[1:-1] for line in text.splitlines()
+            if line.startswith("| ") and re.match(r"\| \d+x\d+ \|", "| " + line.split("|")[2].strip() + " |")]
+    assert len(rows) == 6
+    for name, cells in zip(SIX, rows):
+        numbers = [float(cell) for cell in cells[3:7]]
+        row = THESIS_TABLE_4_2[name]
+        assert numbers == [row["hw_accuracy"], row["sklearn_accuracy"], row["hw_ms"], row["sklearn_ms"]], name
+        assert cells[1].strip() == row["size"] and int(cells[2]) == row["classes"], name
+
+
+def test_inbag_capacity_holds_bootstraps_and_saves_rows():
+    """Lists from sw.experiments.pe_fit.inbag_capacity hold every bootstrap of a model draw
+    (2,000 trees, a loose bound of 1 %), are shorter than the rows, and never longer."""
+    from sw.methods.forest.rng import TreeRandom
+    rows = 300
+    capacity = bench_pe_fit.inbag_capacity(rows, rows, bound=1e-2, granule=1)
+    distinct = [np.count_nonzero(model.bootstrap_weights(TreeRandom(9, tree), rows, rows)) for tree in range(2000)]
+    assert max(distinct) <= capacity < rows
+    assert bench_pe_fit.inbag_capacity(rows, rows, bound=1e-300) == rows
+    assert bench_pe_fit.inbag_capacity(1701, 1701) % bench_pe_fit.LIST_GRANULE == 0
+    assert bench_pe_fit.trainer_memories(bench_pe_fit.pe_parameters(2126, 21, 3))[0] == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--folds", "1"], "--folds must be at least 2, not 1"),
+    (["--trees", "0"], "expected a positive integer, not 0"),
+    (["--depth", "deep"], "expected a positive integer, not 'deep'"),
+    (["--depth", "65"], "depth 65 is deeper than the simulated build holds (64)"),
+    (["--datasets", "nosuch"], "unknown dataset 'nosuch'"),
+    (["--datasets", "iris", "iris"], "a dataset is named twice"),
+    (["--sim-trees", "33"], "--sim-trees must be at most 32"),
+    (["--trees", "4", "--sim-trees", "8"], "--sim-trees (8) must not exceed --trees (4)"),
+    (["--pe-count", "0"], "expected a positive integer, not 0"),
+    (["--pe-count", "5000"], "5000 PEs is far beyond any Arria 10"),
+    (["--clock-mhz", "-5"], "clock must be in (0, 1000] MHz, not -5.0"),
+    (["--clock-mhz", "fast"], "expected a clock in MHz, not 'fast'"),
+    (["--seed", "-1"], "--seed must be in [0, 2**31), not -1"),
+    (["--repeats", "0"], "expected a positive integer, not 0"),
+    (["--seed", str((1 << 31) - 1), "--repeats", "2"],
+     "--seed + --repeats must be at most 2**31 (the last repeat's seed is seed + repeats - 1), "
+     "not 2147483649"),
+])
+def test_bad_options_are_refused_by_name(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit:
+        compare.parse_arguments(["--datasets", "iris", *argv] if "--datasets" not in argv else argv)
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_dataset_and_missing_estimate_are_explained(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("HWFOREST_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "sonar"])
+    assert "dataset 'sonar' is not available: set HWFOREST_DATA_DIR" in capsys.readouterr().err
+    monkeypatch.setattr(compare, "PE_FIT", {"iris": 56})
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "wine"])
+    assert "no PE estimate for wine" in capsys.readouterr().err
+    assert compare.parse_arguments(["--datasets", "wine", "--pe-count", "4"]).pe_count == 4
+    assert compare.parse_arguments(["--datasets", "wine", "--no-sim"]).no_sim
+
+
+def test_a_dataset_too_big_for_the_simulated_build_is_refused_before_any_work(monkeypatch, capsys):
+    monkeypatch.setattr(compare, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64, "classes": 2})
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "iris"])
+    assert ("iris's training folds do not fit the simulated build (max_rows 120 > 64, classes 3 > 2)"
+            in capsys.readouterr().err)
+    assert compare.parse_arguments(["--datasets", "iris", "--no-sim"]).no_sim
+
+
+def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
+    import sw.data.datasets
+    monkeypatch.setattr(sw.data.datasets, "available", lambda name: True)
+    assert compare.default_datasets() == list(SIX)
+    monkeypatch.setattr(sw.data.datasets, "available",
+                        lambda name: name in ("iris", "wine", "breast_cancer_wisconsin"))
+    assert compare.default_datasets() == ["iris", "wine", "breast_cancer_wisconsin"]
+
+
+def test_modelled_time_is_load_presort_and_trees_over_pe_count():
+    sample = {"load_cycles": 1000, "sort_cycles": 9000, "overhead_cycles": 0, "cycles_per_tree": 500}
+    assert compare.modelled_seconds(sample, 100, 10, 100e6) == pytest.approx((10_000 + 5_000) / 100e6)
+    assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
+    # With several PEs a tree may wait for the list rotor; a lone PE never does.
+    sample["rotor_wait_cycles"] = 300
+    assert compare.modelled_seconds(sample, 100, 10, 100e6) == pytest.approx((10_000 + 8_000) / 100e6)
+    assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
+
+
+def test_load_cycles_are_the_beats_the_host_driver_sends():
+    """The modelled load is one cycle per beat of the dataset stream (the trainer takes one
+    beat per cycle while not busy), counted here from the driver's own beats."""
+    from sim.support.trees import dataset_beats
+    rng = np.random.default_rng(3)
+    for rows, features, lanes in ((7, 21, 8), (5, 60, 4), (6, 8, 4), (3, 1, 2), (4, 9, 1)):
+        codes = rng.integers(0, 9, size=(rows, features))
+        beats = list(dataset_beats(codes, np.zeros(rows, dtype=int), lanes))
+        assert compare.load_cycles(codes.shape, {"feature_lanes": lanes}) == len(beats)
+        assert sum(beat["last"] for beat in beats) == 1 and beats[-1]["last"] == 1
+        sent = [code for beat in beats for code in beat["codes"]]
+        padded = np.zeros((rows, len(beats) // rows * lanes), dtype=int)
+        padded[:, :features] = codes
+        assert sent == padded.ravel().tolist()
+
+
+def test_rotor_wait_is_a_round_of_lists_unless_the_sparse_fill_reads_none():
+    design = {"feature_lanes": 8, "sparse_rows": 16}
+    codes = np.zeros((1701, 21), dtype=int)
+    forest = model.TrainingParameters(n_classes=3, max_samples=1701)
+    thesis = model.TrainingParameters(n_classes=3, max_samples=16, max_depth=4, feature_sampling="tree")
+    assert compare.rotor_wait_cycles({"codes": codes, "params": forest}, design) == 3 * 1701
+    assert compare.rotor_wait_cycles({"codes": codes, "params": thesis}, design) == 0
+    assert compare.rotor_wait_cycles({"codes": codes, "params": thesis}, {**design, "sparse_rows": 0}) == 3 * 1701
+
+
+def _iris_models(n_trees):
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    forest = HardwareForestClassifier(n_trees, random_state=3).fit(X, y)
+    return X, y, forest
+
+
+def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path, capsys):
+    """Without Verilator: the simulator is replaced by the model with one node changed."""
+    def fake_train_batch(jobs, design, progress=None, **_):
+        results = []
+        for job in jobs:
+            trees = model.train_forest(job["codes"], job["labels"], job["params"], job["seed"],
+                                       job["n_trees"])
+            results.append({"trees": trees, "train_cycles": 1000 + 100 * job["n_trees"],
+                            "sort_cycles": 1000, "tree_cycles": [100] * job["n_trees"],
+                            "wall_seconds": 0.1, "design": design})
+        broken = results[0]["trees"][0]
+        results[0]["trees"][0] = dataclasses.replace(
+            broken, threshold_code=np.where(broken.left_child >= 0, broken.threshold_code + 1, -1))
+        return results
+    monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    monkeypatch.setattr(backend, "build", lambda design: None)
+    # The fake simulator lives in this process: --jobs 1 (the one-process path, which
+    # builds here, faked too; the end-to-end test below takes the worker processes).
+    status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
+                           "--sim-trees", "2", "--jobs", "1",
+                           "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "differ from the golden model's on iris" in captured.err
+    assert "| NO " in captured.out
+    row = next(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert row["rtl_equals_model"] == "False" and row["sim_forest_equal"] == "False"
+    assert row["sim_thesis_equal"] == "True"
+    # 3 trees of 100 cycles, each waiting at most one list of 75 rows for the rotor, over
+    # P = 56 PEs; 75 rows loaded in one beat each (4 features on iris's 4 lanes), 1,000
+    # presort cycles:
+    assert compare.PE_LANES["iris"] == 4
+    assert float(row["hw_forest_ms"]) == pytest.approx((75 + 1000 + 3 * (100 + 75) / 56) / 1e5, rel=1e-5)
+
+
+def test_samples_of_two_builds_are_simulated_side_by_side_and_land_in_their_rows(monkeypatch, tmp_path):
+    """Without Verilator: iris and wine on builds of different lanes; the two simulator
+    runs overlap (each waits until the other has started), and every dataset's row gets
+    the results of its own jobs (the fake marks them with the build's lanes)."""
+    import threading
+    started = threading.Barrier(2, timeout=60)
+
+    def fake_train_batch(jobs, design, progress=None, **_):
+        started.wait()      # raises BrokenBarrierError if the builds ran one after the other
+        lanes = design["feature_lanes"]
+        return [{"trees": model.train_forest(job["codes"], job["labels"], job["params"], job["seed"],
+                                             job["n_trees"]),
+                 "train_cycles": 2000 + lanes + 100 * job["n_trees"], "sort_cycles": 1000 + lanes,
+                 "tree_cycles": [100] * job["n_trees"], "wall_seconds": 0.1, "design": design}
+                for job in jobs]
+    monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    monkeypatch.setattr(backend, "build", lambda design: None)
+    monkeypatch.setattr(compare, "PE_LANES", {**compare.PE_LANES, "iris": 4, "wine": 8})
+    assert compare.main(["--datasets", "iris", "wine", "--folds", "2", "--repeats", "1",
+                         "--trees", "3", "--sim-trees", "2", "--sim-thesis-trees", "2", "--jobs", "1",
+                         "--pe-count", "4", "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    rows = {row["dataset"]: row for row in csv.DictReader(open(tmp_path / "compare.csv"))}
+    for name, lanes in (("iris", 4), ("wine", 8)):
+        assert rows[name]["rtl_equals_model"] == "True"
+        for mode in ("forest", "thesis"):
+            assert int(rows[name][f"sim_{mode}_sort_cycles"]) == 1000 + lanes
+
+
+def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch, tmp_path):
+    """Without Verilator: P of PE_FIT assumes in-bag lists shorter than the rows; a forest
+    with a bootstrap of more distinct rows stops the run (here: lists of 40 rows, iris
+    folds of 75 rows, about 47 distinct), unless the P is the user's own (--pe-count)."""
+    def fake_train_batch(jobs, design, progress=None, **_):
+        return [{"trees": model.train_forest(job["codes"], job["labels"], job["params"], job["seed"],
+                                             job["n_trees"]),
+                 "train_cycles": 1000 + 100 * job["n_trees"], "sort_cycles": 1000,
+                 "tree_cycles": [100] * job["n_trees"], "wall_seconds": 0.1, "design": design}
+                for job in jobs]
+    monkeypatch.setattr(backend, "train_batch", fake_train_batch)
+    monkeypatch.setattr(backend, "build", lambda design: None)
+    real = bench_pe_fit.pe_parameters
+    monkeypatch.setattr(bench_pe_fit, "pe_parameters", lambda *a, **k: {**real(*a, **k), "max_inbag_rows": 40})
+    argv = ["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
+            "--sim-trees", "2", "--jobs", "1",
+            "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"]
+    with pytest.raises(RuntimeError, match=r"iris: a tree's bootstrap holds \d+ distinct rows, more "
+                                           r"than the 40 of the in-bag lists PE_FIT's estimate assumes"):
+        compare.main(argv)
+    assert compare.main(argv + ["--pe-count", "4"]) == 0
+    row = next(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert int(row["pe_list_rows"]) == 40 and 40 < int(row["inbag_rows_max"]) <= 75
+
+
+def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
+    """Repeat r is an ordinary k-fold run with seed + r: its scores equal a one-repeat run
+    started at that seed (computed here with scikit-learn's splitter and the estimators
+    directly), and the per-repeat differences are those runs' mean differences."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import StratifiedKFold
+
+    from sw.data.datasets import load
+    from sw.methods.forest.estimator import HardwareForestClassifier
+    data = load("iris")
+    row, first = compare.accuracy_row("iris", compare.parse_arguments(
+        ["--datasets", "iris", "--folds", "3", "--trees", "4", "--sim-trees", "2", "--repeats", "2",
+         "--seed", "7",
+         "--no-sim"]))
+    assert row["repeats"] == 2 and row["seed"] == 7
+    per_repeat, hardware, software = [], [], []
+    for seed in (7, 8):
+        folds = StratifiedKFold(3, shuffle=True, random_state=seed).split(data.X, data.y)
+        differences = []
+        for fold, (train, test) in enumerate(folds):
+            fit = dict(random_state=seed * 1000 + fold)
+            hw = HardwareForestClassifier(4, n_jobs=1, **fit).fit(data.X[train], data.y[train])
+            sk = RandomForestClassifier(4, **fit).fit(data.X[train], data.y[train])
+            hardware.append(hw.score(data.X[test], data.y[test]))
+            software.append(sk.score(data.X[test], data.y[test]))
+            differences.append(100 * (hardware[-1] - software[-1]))
+            if seed == 7 and fold == 0:
+                assert np.array_equal(first["train"], train)
+        per_repeat.append(np.mean(differences))
+    assert row["acc_hw_forest"] == pytest.approx(100 * np.mean(hardware))
+    assert row["acc_hw_forest_sd"] == pytest.approx(100 * np.std(hardware))
+    assert row["acc_sk_forest"] == pytest.approx(100 * np.mean(software))
+    assert [float(value) for value in row["acc_forest_minus_sk_repeats"].split()] == \
+        pytest.approx(per_repeat, abs=0.005)
+    assert row["acc_forest_minus_sk_repeat_sd"] == pytest.approx(np.std(per_repeat, ddof=1))
+    assert row["acc_forest_minus_sk_se"] == pytest.approx(np.std(per_repeat, ddof=1) / np.sqrt(2))
+    assert row["fit_hw_forest_ms"] > 0
+
+
+def test_worker_processes_give_the_same_results_as_one_process(tmp_path):
+    """The golden-model folds run in worker processes (--jobs 2) and are merged back in
+    split order: every accuracy equals the one-process run's, fold for fold."""
+    rows = {}
+    for jobs in (1, 2):
+        out = tmp_path / str(jobs)
+        assert compare.main(["--datasets", "iris", "wine", "--folds", "3", "--repeats", "2",
+                             "--trees", "4", "--sim-trees", "2", "--no-sim", "--quiet", "--no-plot",
+                             "--jobs", str(jobs), "--out", str(out)]) == 0
+        rows[jobs] = list(csv.DictReader(open(out / "compare.csv")))
+    assert [row["dataset"] for row in rows[2]] == ["iris", "wine"]
+    for one, two in zip(rows[1], rows[2]):
+        for key in one:
+            if key.startswith("acc_"):
+                assert one[key] == two[key], key
+        assert float(two["fit_hw_forest_ms"]) > 0 and float(two["fit_sk_forest_1_ms"]) > 0
+
+
+def test_bad_jobs_option_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "iris", "--jobs", "0"])
+    assert "--jobs" in capsys.readouterr().err
+
+
+def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
+    params = model.TrainingParameters(n_classes=3, max_depth=None, max_samples=120, bootstrap=True,
+                                      max_features=2, feature_sampling="node", min_samples_split=2,
+                                      min_samples_leaf=1)
+    design = backend.design_for(120, 4, 3, 6, params)     # tests/sim/test_tb_system.py's build
+    monkeypatch.setattr(compare, "SIM_DESIGN", design)
+    status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "2", "--trees", "4",
+                           "--sim-trees", "2", "--sim-thesis-trees", "4", "--out", str(tmp_path)])
+    captured = capfd.readouterr()
+    assert status == 0, captured.err[-2000:]
+    for name in ("compare.md", "compare.csv", "compare.png"):
+        assert (tmp_path / name).stat().st_size > 500, name
+    assert (tmp_path / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (tmp_path / "compare.md").read_text()
+    assert text in captured.out
+    assert "| iris " in text and CITATION in text and "Modelled HW training time" in text
+    row = next(csv.DictReader(open(tmp_path / "compare.csv")))
+    assert row["dataset"] == "iris" and row["rtl_equals_model"] == "True"
+    assert float(row["thesis_hw_acc"]) == 86 and float(row["thesis_speedup"]) == pytest.approx(57.7, abs=0.1)
+    assert 50 <= float(row["acc_hw_forest"]) <= 100 and 50 <= float(row["acc_sk_forest"]) <= 100
+    assert row["repeats"] == "2" and len(row["acc_forest_minus_sk_repeats"].split()) == 2
+    assert "per repeat pp" in text and "repeated 2 times (shuffle and forest seeds 0-1" in text
+    assert int(row["pe_count"]) == compare.PE_FIT["iris"]
+    for mode in ("forest", "thesis"):
+        assert int(row[f"sim_{mode}_sort_cycles"]) > 0 and float(row[f"sim_{mode}_cycles_per_tree"]) > 50
+        assert float(row[f"hw_{mode}_ms"]) > 0 and float(row[f"speedup_{mode}_1"]) > 0
+    assert "%|" in captured.err                         # the progress bar
+    assert "cocotb" not in captured.out + captured.err  # the simulator's chatter went to the log
+    assert "run_jobs passed" in (tmp_path / "compare_sim.log").read_text()
