@@ -51,12 +51,12 @@ class InferenceGeometry:
     Raises ``TypeError``/``ValueError`` naming the parameter for values out of range.
     """
 
-    def __init__(self, *, max_trees=256, max_nodes_per_tree=31, max_features=64, code_bits=16,
+    def __init__(self, *, max_trees=256, max_nodes_per_tree=31, feature_capacity=64, code_bits=16,
                  classes=8, count_bits=13, max_depth=4, traversal_stages=None,
                  class_count_sums=True):
         check_integer("max_trees", max_trees, 1, 1 << 16)
         check_integer("max_nodes_per_tree", max_nodes_per_tree, 1, 1 << 16)
-        check_integer("max_features", max_features, 1, 1 << 12)
+        check_integer("feature_capacity", feature_capacity, 1, 1 << 12)
         check_integer("code_bits", code_bits, 1, 32)
         check_integer("classes", classes, 2, 256)
         check_integer("count_bits", count_bits, 1, 32)
@@ -68,7 +68,7 @@ class InferenceGeometry:
             raise TypeError(f"class_count_sums must be True or False, not {class_count_sums!r}")
         self.max_trees = max_trees
         self.max_nodes_per_tree = max_nodes_per_tree
-        self.max_features = max_features
+        self.feature_capacity = feature_capacity
         self.code_bits = code_bits
         self.classes = classes
         self.count_bits = count_bits
@@ -78,12 +78,12 @@ class InferenceGeometry:
 
         self.tree_bits = _bits(max_trees - 1)
         self.node_bits = _bits(max_nodes_per_tree - 1)
-        self.feature_bits = _bits(max_features - 1)
+        self.feature_bits = _bits(feature_capacity - 1)
         self.class_bits = _bits(classes - 1)
         self.vote_bits = _bits(max_trees)
         self.sum_bits = count_bits + _bits(max_trees)
         self.n_trees_bits = _bits(max_trees)
-        self.feature_count_bits = _bits(max_features)
+        self.feature_count_bits = _bits(feature_capacity)
         self.step_bits = _bits(max_depth)
         self.node_memory_depth = max_trees * max_nodes_per_tree
         self.address_bits = _bits(self.node_memory_depth - 1)
@@ -119,7 +119,7 @@ class InferenceGeometry:
 
     def parameters(self):
         return {name: getattr(self, name) for name in (
-            "max_trees", "max_nodes_per_tree", "max_features", "code_bits", "classes",
+            "max_trees", "max_nodes_per_tree", "feature_capacity", "code_bits", "classes",
             "count_bits", "max_depth", "traversal_stages", "class_count_sums")}
 
 
@@ -138,7 +138,7 @@ class InferenceEngine(wiring.Component):
         Trees the node memory holds (1 to 65536).
     max_nodes_per_tree : int
         Node slots per tree (1 to 65536); a thesis tree of depth 4 has at most 31 nodes.
-    max_features : int
+    feature_capacity : int
         Largest number of features of a row (1 to 4096).
     code_bits : int
         Width of a feature code and of a threshold (1 to 32).
@@ -177,7 +177,7 @@ class InferenceEngine(wiring.Component):
         ``n_trees`` is 0 or above ``max_trees`` now (rows get error predictions).
     bad_node, bad_row, bad_feature, depth_exceeded : Out(1)
         Sticky until reset or ``clear``: a node write was refused; a row had more than
-        ``max_features`` features; a split's feature was not among the row's features; a
+        ``feature_capacity`` features; a split's feature was not among the row's features; a
         traversal went below ``max_depth``.
     clear : In(1)
         Clears the sticky flags and the accuracy counters.
@@ -235,7 +235,7 @@ class InferenceEngine(wiring.Component):
         node_in = self.nodes.p
         node_refused = ((node_in.tree >= g.max_trees) | (node_in.node >= g.max_nodes_per_tree) |
                         (node_in.majority_class >= g.classes) |
-                        (~node_in.leaf & ((node_in.feature >= g.max_features) |
+                        (~node_in.leaf & ((node_in.feature >= g.feature_capacity) |
                                           (node_in.left_child + 1 >= g.max_nodes_per_tree))))
         write_valid = Signal()
         write_address = Signal(g.address_bits)
@@ -286,11 +286,11 @@ class InferenceEngine(wiring.Component):
         # ---- Loading a row, one feature per beat -----------------------------------------
         load_buffer = Signal()
         load_count = Signal(g.feature_count_bits)     # features written so far
-        load_overflow = Signal()                      # more features than max_features
+        load_overflow = Signal()                      # more features than feature_capacity
         m.d.comb += self.bad_config.eq((self.n_trees == 0) | (self.n_trees > g.max_trees))
         m.d.comb += self.rows.ready.eq(~Array(busy)[load_buffer])
         with m.If(self.rows.valid & self.rows.ready):
-            room = load_count < g.max_features
+            room = load_count < g.feature_capacity
             m.d.comb += [code_write.addr.eq(Cat(load_count[:g.feature_bits], load_buffer)),
                          code_write.data.eq(self.rows.p.code), code_write.en.eq(room)]
             with m.If(room):

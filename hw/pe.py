@@ -17,7 +17,7 @@ cycle model and measurements are ``docs/gateware.md``). One PE is
   list;
 * a tree writer that streams the finished node list out in the model's node format.
 
-Thesis mode (one feature per tree, ``one_feature_per_tree = 1``) is a configuration of
+Thesis mode (one feature per tree, ``thesis_mode = 1``) is a configuration of
 the same PE: only the tree's feature is filled (into lane 0, slot 0), and no partition is
 needed (the split feature's own list is already partitioned). With a bootstrap of at most
 ``sparse_rows`` draws (the thesis's 16) no list is read at all: the PE keeps the distinct
@@ -107,10 +107,10 @@ class ProcessingElement(wiring.Component):
         deviation ``0.31 sqrt(n)``), so lists much shorter than ``max_rows`` hold every
         bootstrap but with a vanishing probability (``sw.experiments.pe_fit.inbag_capacity``;
         docs/gateware.md).
-    max_features : int
+    feature_capacity : int
         Features of the dataset the PE holds lists for (1 to 4096).
     feature_lanes : int
-        Lanes working in parallel, a power of two from 1 to 64 (at most ``max_features``
+        Lanes working in parallel, a power of two from 1 to 64 (at most ``feature_capacity``
         rounded up to a power of two).
     code_bits : int
         Width of a feature code (1 to 24).
@@ -132,8 +132,8 @@ class ProcessingElement(wiring.Component):
 
     Members
     -------
-    seed, tree_index, n_rows, n_features, n_samples, bootstrap, features_per_node,
-    one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
+    seed, tree_index, n_rows, n_features, n_samples, bootstrap, features_per_split,
+    thesis_mode, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
         The tree's configuration, sampled on ``start``.
     start : In(1)
         Begin a tree (from any state; anything in progress, queued tree included, is
@@ -171,7 +171,7 @@ class ProcessingElement(wiring.Component):
         The sparse fill's look-ups, answered in order.
     """
 
-    def __init__(self, *, max_rows=256, max_samples=256, max_inbag_rows=None, max_features=16,
+    def __init__(self, *, max_rows=256, max_samples=256, max_inbag_rows=None, feature_capacity=16,
                  feature_lanes=4, code_bits=16, classes=4, max_depth=16, max_nodes=None,
                  tree_index_bits=16, sparse_rows=0):
         try:
@@ -180,12 +180,12 @@ class ProcessingElement(wiring.Component):
             if max_inbag_rows is None:
                 max_inbag_rows = max_rows
             check_integer("max_inbag_rows", max_inbag_rows, 1, max_rows)
-            check_integer("max_features", max_features, 1, 4096)
+            check_integer("feature_capacity", feature_capacity, 1, 4096)
             check_integer("feature_lanes", feature_lanes, 1, 64)
             if feature_lanes & (feature_lanes - 1):
                 raise ValueError(f"feature_lanes must be a power of two, not {feature_lanes}")
-            if feature_lanes > 1 and feature_lanes >= 2 * max_features:
-                raise ValueError(f"feature_lanes must be at most max_features ({max_features}) "
+            if feature_lanes > 1 and feature_lanes >= 2 * feature_capacity:
+                raise ValueError(f"feature_lanes must be at most feature_capacity ({feature_capacity}) "
                                  f"rounded up to a power of two, not {feature_lanes}")
             check_integer("code_bits", code_bits, 1, 24)
             check_integer("classes", classes, 2, 64)
@@ -202,7 +202,7 @@ class ProcessingElement(wiring.Component):
         self.max_rows = max_rows
         self.max_samples = max_samples
         self.max_inbag_rows = max_inbag_rows
-        self.max_features = max_features
+        self.feature_capacity = feature_capacity
         self.feature_lanes = feature_lanes
         self.code_bits = code_bits
         self.classes = classes
@@ -212,17 +212,17 @@ class ProcessingElement(wiring.Component):
         self.sparse_rows = sparse_rows
 
         self.lane_bits = (feature_lanes - 1).bit_length()
-        self.slots = -(-max_features // feature_lanes)
+        self.slots = -(-feature_capacity // feature_lanes)
         self.slot_bits = max(1, (self.slots - 1).bit_length())
         self.row_bits = (max_rows - 1).bit_length()
         self.weight_bits = max_samples.bit_length()
         self.label_bits = max(1, (classes - 1).bit_length())
-        self.feature_bits = max(1, (max_features - 1).bit_length())
+        self.feature_bits = max(1, (feature_capacity - 1).bit_length())
         self.position_bits = _bits(max_inbag_rows)
         self.count_bits = _bits(max(max_samples, max_inbag_rows))
         self.depth_bits = _bits(max_depth)
         self.node_bits = max(1, (max_nodes - 1).bit_length())
-        self.visit_bits = max(1, (max_features - 1).bit_length())
+        self.visit_bits = max(1, (feature_capacity - 1).bit_length())
         self.node_layout = node_layout(
             node_bits=self.node_bits, feature_bits=self.feature_bits, code_bits=code_bits,
             classes=classes, count_bits=self.count_bits, position_bits=self.position_bits,
@@ -231,11 +231,11 @@ class ProcessingElement(wiring.Component):
             "seed": In(32),
             "tree_index": In(tree_index_bits),
             "n_rows": In(self.row_bits + 1),
-            "n_features": In(_bits(max_features)),
+            "n_features": In(_bits(feature_capacity)),
             "n_samples": In(self.weight_bits),
             "bootstrap": In(1),
-            "features_per_node": In(_bits(max_features)),
-            "one_feature_per_tree": In(1),
+            "features_per_split": In(_bits(feature_capacity)),
+            "thesis_mode": In(1),
             "depth_limited": In(1),
             "depth_limit": In(self.depth_bits),
             "min_samples_split": In(self.row_bits + 2),
@@ -269,7 +269,7 @@ class ProcessingElement(wiring.Component):
         inbag = InBagBuilder(
             max_rows=self.max_rows, max_samples=self.max_samples,
             code_bits=code_bits + self.label_bits, tree_index_bits=self.tree_index_bits,
-            draw_bound_bits=max(self.row_bits + 1, _bits(self.max_features)), lanes=lanes_n)
+            draw_bound_bits=max(self.row_bits + 1, _bits(self.feature_capacity)), lanes=lanes_n)
         # A start while busy resets the in-bag builder (a draw in flight, a half-done
         # clearing pass, a list half filtered), so nothing of an abandoned tree reaches the
         # next one; its weight generation survives resets, so no reset forces a clearing
@@ -284,7 +284,7 @@ class ProcessingElement(wiring.Component):
         lanes = []
         for index in range(lanes_n):
             # Lane l holds features l, l + lanes, ...: the last slot may be empty in some lanes.
-            lane = FeatureLane(slots=self.slots, bank_slots=lane_slots(self.max_features, index, lanes_n),
+            lane = FeatureLane(slots=self.slots, bank_slots=lane_slots(self.feature_capacity, index, lanes_n),
                                list_rows=self.max_inbag_rows,
                                max_rows=self.max_rows, max_samples=self.max_samples,
                                code_bits=code_bits, classes=classes, count_bits=count_bits,
@@ -313,7 +313,7 @@ class ProcessingElement(wiring.Component):
         tag_bits = _bits(self.max_nodes)
         permutation_layout = data.StructLayout({"tag": tag_bits, "feature": self.feature_bits})
         m.submodules.permutation = permutation = Memory(shape=permutation_layout,
-                                                        depth=self.max_features, init=[])
+                                                        depth=self.feature_capacity, init=[])
         permutation_write = permutation.write_port()
         chosen_read = permutation.read_port()
         position_read = permutation.read_port()
@@ -324,16 +324,16 @@ class ProcessingElement(wiring.Component):
         config_layout = data.StructLayout({
             "seed": 32, "tree_index": self.tree_index_bits, "n_rows": len(self.n_rows),
             "n_features": len(self.n_features), "n_samples": len(self.n_samples), "bootstrap": 1,
-            "features_per_node": len(self.features_per_node), "thesis": 1, "depth_limited": 1,
+            "features_per_split": len(self.features_per_split), "thesis_mode": 1, "depth_limited": 1,
             "depth_limit": len(self.depth_limit), "min_samples_split": len(self.min_samples_split),
             "min_samples_leaf": len(self.min_samples_leaf), "sparse": 1,
         })
         port_config = Signal(config_layout)
         m.d.comb += port_config.eq(Cat(
             self.seed, self.tree_index, self.n_rows, self.n_features, self.n_samples, self.bootstrap,
-            self.features_per_node, self.one_feature_per_tree, self.depth_limited, self.depth_limit,
+            self.features_per_split, self.thesis_mode, self.depth_limited, self.depth_limit,
             self.min_samples_split, self.min_samples_leaf,
-            self.one_feature_per_tree & self.bootstrap & (self.n_samples <= self.sparse_rows)))
+            self.thesis_mode & self.bootstrap & (self.n_samples <= self.sparse_rows)))
         config = Signal(config_layout)
         queued_config = Signal(config_layout)
         queued = Signal()
@@ -343,8 +343,8 @@ class ProcessingElement(wiring.Component):
         n_samples = config.n_samples
         bootstrap = config.bootstrap
         n_features = config.n_features
-        features_per_node = config.features_per_node
-        thesis = config.thesis
+        features_per_split = config.features_per_split
+        thesis_mode = config.thesis_mode
         depth_limited = config.depth_limited
         depth_limit = config.depth_limit
         min_samples_split = config.min_samples_split
@@ -359,7 +359,7 @@ class ProcessingElement(wiring.Component):
             """Lists held by a lane: features lane, lane + lanes, ... below n_features."""
             used = Signal(_bits(self.slots), name=f"slots_used{lane_index}")
             count = (n_features + (lanes_n - 1 - lane_index)) >> lane_bits
-            m.d.comb += used.eq(Mux(thesis, int(lane_index == 0), count))
+            m.d.comb += used.eq(Mux(thesis_mode, int(lane_index == 0), count))
             return used
 
         def is_leaf(counts, rows, depth):
@@ -392,7 +392,7 @@ class ProcessingElement(wiring.Component):
         fill_positions = [Signal(self.position_bits, name=f"fill{index}_position")
                           for index in range(lanes_n)]
         input_position = Signal(self.row_bits + 1)
-        clear_index = Signal(_bits(self.max_features))
+        clear_index = Signal(_bits(self.feature_capacity))
         root_counts = Signal(counts_layout)
 
         next_node = Signal(self.node_bits + 1)          # nodes created so far
@@ -407,13 +407,13 @@ class ProcessingElement(wiring.Component):
         jobs_queued = Signal(self.node_bits + 1)
         job_index = Signal(self.node_bits + 1)
 
-        wanted = Signal(_bits(self.max_features))
-        visited = Signal(_bits(self.max_features))
-        position = Signal(_bits(self.max_features))
+        wanted = Signal(_bits(self.feature_capacity))
+        visited = Signal(_bits(self.feature_capacity))
+        position = Signal(_bits(self.feature_capacity))
         tag = Signal(tag_bits)
         drawn_feature = Signal(self.feature_bits)
         draw_asked = Signal()
-        combined = Signal(_bits(self.max_features))
+        combined = Signal(_bits(self.feature_capacity))
 
         best_found = Signal()
         best_visit = Signal(self.visit_bits)
@@ -435,7 +435,7 @@ class ProcessingElement(wiring.Component):
         # A lane's last list of a partition job drains while the next job starts.
         lanes_draining = Signal()
         m.d.comb += lanes_draining.eq(Cat(lane.draining for lane in lanes).any())
-        nonconstant_total = Signal(_bits(self.max_features))
+        nonconstant_total = Signal(_bits(self.feature_capacity))
         m.d.comb += nonconstant_total.eq(sum(lane.nonconstant for lane in lanes))
 
         # Go-left bits from one lane to every lane's partition unit.
@@ -492,7 +492,7 @@ class ProcessingElement(wiring.Component):
             entry = self.presorted.p.entries[index]
             m.d.comb += [inbag.presorted.p.entries[index].row.eq(entry.row),
                          inbag.presorted.p.entries[index].code.eq(Cat(entry.code, entry.label)),
-                         inbag.lane_mask[index].eq(Mux(thesis, tree_lane == index,
+                         inbag.lane_mask[index].eq(Mux(thesis_mode, tree_lane == index,
                                                        (lists_received << lane_bits) + index < n_features))]
         # In-bag entries to the lanes: lane i takes entry i (forest mode); in thesis mode
         # lane 0 takes the tree's feature's entry, into slot 0.
@@ -502,13 +502,13 @@ class ProcessingElement(wiring.Component):
         fill_present = Signal(lanes_n)
         for index, lane in enumerate(lanes):
             if index == 0:
-                m.d.comb += [fill_entries[0].eq(Mux(thesis, inbag_word.entries[tree_lane],
+                m.d.comb += [fill_entries[0].eq(Mux(thesis_mode, inbag_word.entries[tree_lane],
                                                     inbag_word.entries[0])),
-                             fill_present[0].eq(Mux(thesis, inbag_word.present.bit_select(tree_lane, 1),
+                             fill_present[0].eq(Mux(thesis_mode, inbag_word.present.bit_select(tree_lane, 1),
                                                     inbag_word.present[0]))]
             else:
                 m.d.comb += [fill_entries[index].eq(inbag_word.entries[index]),
-                             fill_present[index].eq(~thesis & inbag_word.present[index])]
+                             fill_present[index].eq(~thesis_mode & inbag_word.present[index])]
             m.d.comb += [lane.fill_address.eq(fill_slots[index] * self.max_inbag_rows + fill_positions[index]),
                          lane.fill_entry.eq(fill_entries[index])]
 
@@ -522,7 +522,7 @@ class ProcessingElement(wiring.Component):
         child_depth = current.depth + 1
         children_both_leaves = (is_leaf(left_counts, rows_left, child_depth) &
                                 is_leaf(right_counts, rows_right, child_depth))
-        split_feature = Mux(thesis, tree_feature, best_feature)
+        split_feature = Mux(thesis_mode, tree_feature, best_feature)
 
         # ---------------------------------------------------------------- sparse fill
         # Thesis-mode bootstraps of at most sparse_rows draws: the distinct drawn rows and
@@ -607,11 +607,11 @@ class ProcessingElement(wiring.Component):
                            self.n_rows)
         config_bad = (
             (self.n_rows == 0) | (self.n_rows > self.max_rows) |
-            (self.n_features == 0) | (self.n_features > self.max_features) |
+            (self.n_features == 0) | (self.n_features > self.feature_capacity) |
             (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))) |
             # Known before the draws: all rows in the bag, or a sparse fill (few draws).
             ((~self.bootstrap | port_config.sparse) & (in_bag_bound > self.max_inbag_rows)) |
-            (self.features_per_node == 0) | (self.min_samples_split < 2) | (self.min_samples_leaf == 0) |
+            (self.features_per_split == 0) | (self.min_samples_split < 2) | (self.min_samples_leaf == 0) |
             (self.depth_limited & (self.depth_limit > self.max_depth)))
 
         def on_start():
@@ -764,7 +764,7 @@ class ProcessingElement(wiring.Component):
                                  [position.eq(0) for position in fill_positions],
                                  input_position.eq(0), clear_index.eq(0), root_counts.eq(0),
                                  draw_asked.eq(0)]
-                    with m.If(thesis):
+                    with m.If(thesis_mode):
                         m.d.sync += lists_needed.eq(1)
                         m.next = "Draw the tree's feature"
                     with m.Else():
@@ -801,7 +801,7 @@ class ProcessingElement(wiring.Component):
                 m.d.comb += [
                     self.busy.eq(1),
                     self.list_requests.valid.eq(lists_requested < lists_needed),
-                    self.list_requests.p.slot.eq(Mux(thesis, tree_feature >> lane_bits, lists_requested)),
+                    self.list_requests.p.slot.eq(Mux(thesis_mode, tree_feature >> lane_bits, lists_requested)),
                     inbag.presorted.valid.eq(self.presorted.valid),
                     self.presorted.ready.eq(inbag.presorted.ready),
                     inbag.inbag.ready.eq(1),
@@ -853,7 +853,7 @@ class ProcessingElement(wiring.Component):
                              node_write.data.counts.eq(root_counts),
                              node_write.data.n_rows.eq(Mux(sparse, drawn_count, inbag.inbag_rows))]
                 m.d.sync += [next_node.eq(1), node.eq(0), level_end.eq(1), jobs_queued.eq(0),
-                             past_prologue.eq(thesis)]
+                             past_prologue.eq(thesis_mode)]
                 m.next = "Read a node"
                 on_start()
 
@@ -882,7 +882,7 @@ class ProcessingElement(wiring.Component):
                     # feature has no boundary, so its scan finds no split, as the model. Its
                     # one list is lane 0, slot 0, visited at once (the lane reads the segment
                     # and totals registered here when it sends the header, cycles later).
-                    with m.If(thesis):
+                    with m.If(thesis_mode):
                         m.d.comb += [lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
                                      lanes[0].jobs.p.visit.eq(0)]
                         m.d.sync += visited.eq(1)
@@ -899,8 +899,8 @@ class ProcessingElement(wiring.Component):
             with m.State("Wait for the constant check"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~lanes_busy):
-                    m.d.sync += wanted.eq(Mux(features_per_node < nonconstant_total,
-                                              features_per_node, nonconstant_total))
+                    m.d.sync += wanted.eq(Mux(features_per_split < nonconstant_total,
+                                              features_per_split, nonconstant_total))
                     m.next = "Draw a feature"
                 on_start()
 
@@ -989,7 +989,7 @@ class ProcessingElement(wiring.Component):
                 m.d.sync += next_node.eq(next_node + 2)
                 # Children that will both be leaves need no partition (nothing reads them);
                 # one list (thesis mode) is partitioned by construction.
-                with m.If(~thesis & ~children_both_leaves):
+                with m.If(~thesis_mode & ~children_both_leaves):
                     m.d.comb += [job_write.addr.eq(jobs_queued), job_write.en.eq(1),
                                  job_write.data.feature.eq(best_feature),
                                  job_write.data.threshold.eq(best_split.threshold),

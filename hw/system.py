@@ -34,7 +34,7 @@ REGISTERS = {
     "ID":                (0x00, "R", 32, "identifier 0x48575246 ('HWRF')"),
     "PE_COUNT":          (0x01, "R", 8, "processing elements built"),
     "MAX_ROWS":          (0x02, "R", 21, "largest dataset (rows) the banks hold"),
-    "MAX_FEATURES":      (0x03, "R", 13, "largest number of features"),
+    "FEATURE_CAPACITY":      (0x03, "R", 13, "largest number of features"),
     "CLASSES":           (0x04, "R", 8, "classes counted"),
     "MAX_TREES":         (0x05, "R", 17, "most trees per forest"),
     "MAX_DEPTH":         (0x06, "R", 8, "deepest node a tree may have"),
@@ -45,9 +45,9 @@ REGISTERS = {
     "N_FEATURES":        (0x12, "RW", 13, "features (set before streaming the dataset)"),
     "N_TREES":           (0x13, "RW", 17, "trees to train / stored for inference"),
     "N_SAMPLES":         (0x14, "RW", 21, "bootstrap draws per tree"),
-    "FLAGS":             (0x15, "RW", 4, "bit 0 bootstrap, 1 one feature per tree (thesis), "
+    "FLAGS":             (0x15, "RW", 4, "bit 0 bootstrap, 1 thesis mode (one feature per tree), "
                                          "2 depth limited, 3 export trees on the trees stream"),
-    "FEATURES_PER_NODE": (0x16, "RW", 13, "max_features: non-constant features searched per node"),
+    "FEATURES_PER_SPLIT": (0x16, "RW", 13, "non-constant features searched per split (resolved max_features)"),
     "DEPTH_LIMIT":       (0x17, "RW", 8, "max_depth (with FLAGS bit 2)"),
     "MIN_SAMPLES_SPLIT": (0x18, "RW", 22, "min_samples_split"),
     "MIN_SAMPLES_LEAF":  (0x19, "RW", 21, "min_samples_leaf"),
@@ -98,7 +98,7 @@ class ForestSystem(wiring.Component):
             pe = self._trainer._prototype
             self._geometry = InferenceGeometry(
                 max_trees=max_trees, max_nodes_per_tree=pe.max_nodes,
-                max_features=pe.max_features, code_bits=pe.code_bits, classes=pe.classes,
+                feature_capacity=pe.feature_capacity, code_bits=pe.code_bits, classes=pe.classes,
                 count_bits=pe.count_bits, max_depth=pe.max_depth,
                 traversal_stages=min(traversal_stages, pe.max_depth + 1), class_count_sums=True)
         except (TypeError, ValueError):
@@ -128,7 +128,7 @@ class ForestSystem(wiring.Component):
         # ------------------------------------------------------------ registers
         values = {}
         constants = {"ID": IDENTIFIER, "PE_COUNT": self.pe_count, "MAX_ROWS": pe.max_rows,
-                     "MAX_FEATURES": pe.max_features, "CLASSES": pe.classes,
+                     "FEATURE_CAPACITY": pe.feature_capacity, "CLASSES": pe.classes,
                      "MAX_TREES": self.max_trees, "MAX_DEPTH": pe.max_depth,
                      "CODE_BITS": pe.code_bits, "MAX_SAMPLES": pe.max_samples}
         for name, (address, access, width, _) in REGISTERS.items():
@@ -165,8 +165,8 @@ class ForestSystem(wiring.Component):
             trainer.seed.eq(values["SEED"]), trainer.n_rows.eq(values["N_ROWS"]),
             trainer.n_features.eq(values["N_FEATURES"]), trainer.n_trees.eq(values["N_TREES"]),
             trainer.n_samples.eq(values["N_SAMPLES"]), trainer.bootstrap.eq(flags[0]),
-            trainer.one_feature_per_tree.eq(flags[1]), trainer.depth_limited.eq(flags[2]),
-            trainer.features_per_node.eq(values["FEATURES_PER_NODE"]),
+            trainer.thesis_mode.eq(flags[1]), trainer.depth_limited.eq(flags[2]),
+            trainer.features_per_split.eq(values["FEATURES_PER_SPLIT"]),
             trainer.depth_limit.eq(values["DEPTH_LIMIT"]),
             trainer.min_samples_split.eq(values["MIN_SAMPLES_SPLIT"]),
             trainer.min_samples_leaf.eq(values["MIN_SAMPLES_LEAF"]),
@@ -176,7 +176,7 @@ class ForestSystem(wiring.Component):
         # possibly valid, value: such a start is refused instead (STATUS bit 12).
         ports = {"N_ROWS": trainer.n_rows, "N_FEATURES": trainer.n_features,
                  "N_TREES": trainer.n_trees, "N_SAMPLES": trainer.n_samples,
-                 "FEATURES_PER_NODE": trainer.features_per_node, "DEPTH_LIMIT": trainer.depth_limit,
+                 "FEATURES_PER_SPLIT": trainer.features_per_split, "DEPTH_LIMIT": trainer.depth_limit,
                  "MIN_SAMPLES_SPLIT": trainer.min_samples_split,
                  "MIN_SAMPLES_LEAF": trainer.min_samples_leaf}
         wide = Cat((values[name] >> len(port)) != 0 for name, port in ports.items()

@@ -76,8 +76,8 @@ class ForestTrainer(wiring.Component):
 
     Members
     -------
-    seed, n_rows, n_features, n_trees, n_samples, bootstrap, features_per_node,
-    one_feature_per_tree, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
+    seed, n_rows, n_features, n_trees, n_samples, bootstrap, features_per_split,
+    thesis_mode, depth_limited, depth_limit, min_samples_split, min_samples_leaf : In
         The forest's configuration, sampled on ``start``.
     dataset : In(stream.Signature(dataset_layout(...)))
         The training set, row by row (``ceil(n_features / lanes)`` beats per row, each
@@ -120,19 +120,19 @@ class ForestTrainer(wiring.Component):
         self.radix_bits = radix_bits
         self.pe_parameters = pe_parameters
         pe = self._prototype
-        self.max_rows, self.max_features = pe.max_rows, pe.max_features
+        self.max_rows, self.feature_capacity = pe.max_rows, pe.feature_capacity
         self.code_bits, self.classes = pe.code_bits, pe.classes
         self.row_bits, self.label_bits = pe.row_bits, pe.label_bits
         self.tree_bits = _bits(max_trees - 1)
         super().__init__({
             "seed": In(32),
             "n_rows": In(pe.row_bits + 1),
-            "n_features": In(_bits(pe.max_features)),
+            "n_features": In(_bits(pe.feature_capacity)),
             "n_trees": In(_bits(max_trees)),
             "n_samples": In(pe.weight_bits),
             "bootstrap": In(1),
-            "features_per_node": In(_bits(pe.max_features)),
-            "one_feature_per_tree": In(1),
+            "features_per_split": In(_bits(pe.feature_capacity)),
+            "thesis_mode": In(1),
             "depth_limited": In(1),
             "depth_limit": In(pe.depth_bits),
             "min_samples_split": In(pe.row_bits + 2),
@@ -154,7 +154,7 @@ class ForestTrainer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        max_rows, max_features = self.max_rows, self.max_features
+        max_rows, feature_capacity = self.max_rows, self.feature_capacity
         code_bits, label_bits, row_bits = self.code_bits, self.label_bits, self.row_bits
         # An accepted start clears whatever a forest stopped on tree_error left behind: trees
         # still running or queued in the PEs, their error flags, lists half served.
@@ -172,7 +172,7 @@ class ForestTrainer(wiring.Component):
         # side by side at one address (a slot's lists at one position). An address past a
         # short lane's slots reads anything, in a lane the PE ignores.
         lanes, lane_bits, slots = self._prototype.feature_lanes, self._prototype.lane_bits, self._prototype.slots
-        lane_depths = [lane_slots(max_features, lane, lanes) * max_rows for lane in range(lanes)]
+        lane_depths = [lane_slots(feature_capacity, lane, lanes) * max_rows for lane in range(lanes)]
         entry = data.StructLayout({"row": row_bits, "code": code_bits, "label": label_bits})
         code_writes, code_reads = [], []
         presorted_writes = []
@@ -209,8 +209,8 @@ class ForestTrainer(wiring.Component):
             m.d.sync += cycles.eq(cycles + 1)
         # The trees' configuration is held from start on (PEs sample it at each tree's start).
         tree_config = {name: Signal.like(getattr(self, name), name=f"config_{name}")
-                       for name in ("seed", "n_samples", "bootstrap", "features_per_node",
-                                    "one_feature_per_tree", "depth_limited", "depth_limit",
+                       for name in ("seed", "n_samples", "bootstrap", "features_per_split",
+                                    "thesis_mode", "depth_limited", "depth_limit",
                                     "min_samples_split", "min_samples_leaf")}
         with m.If(begin):
             m.d.sync += [register.eq(getattr(self, name)) for name, register in tree_config.items()]
@@ -230,8 +230,8 @@ class ForestTrainer(wiring.Component):
                 with m.If((load_row == 0) & (load_slot == 0)):
                     m.d.sync += [self.dataset_error.eq(0), loaded_rows.eq(0), loaded_features.eq(0)]
                 first_feature = load_slot << lane_bits
-                in_range = ((load_row < max_rows) & (first_feature < max_features) &
-                            (self.n_features != 0) & (self.n_features <= max_features))
+                in_range = ((load_row < max_rows) & (first_feature < feature_capacity) &
+                            (self.n_features != 0) & (self.n_features <= feature_capacity))
                 with m.If(in_range):
                     for lane, write in enumerate(code_writes):
                         m.d.comb += [write.addr.eq(load_slot * max_rows + load_row),

@@ -36,12 +36,12 @@ def design_for(n_rows, n_features, n_classes, n_trees, params, *, pe_count=2, fe
                code_bits=16):
     """The ForestSystem parameters for a dataset of this size (a dict for ``simulate``)."""
     max_rows = _power_of_two(n_rows, 64)
-    max_features = _power_of_two(n_features, 4)
+    feature_capacity = _power_of_two(n_features, 4)
     depth = params.max_depth if params.max_depth is not None else 48
     return {
         "pe_count": pe_count, "max_trees": _power_of_two(n_trees, 16), "radix_bits": 8,
         "traversal_stages": 1, "max_rows": max_rows, "max_samples": max_rows,
-        "max_features": max_features, "feature_lanes": min(feature_lanes, max_features),
+        "feature_capacity": feature_capacity, "feature_lanes": min(feature_lanes, feature_capacity),
         "code_bits": code_bits, "classes": _power_of_two(n_classes, 2),
         "max_depth": _power_of_two(depth, 4),
     }
@@ -58,7 +58,7 @@ def _check_holds(design, codes, params, n_trees, seed):
         if distinct > lists:
             raise ValueError(f"design max_inbag_rows = {lists} is too small: tree {tree} of seed "
                              f"{seed} draws {distinct} distinct rows")
-    needed = {"max_rows": n_rows, "max_samples": params.max_samples, "max_features": n_features,
+    needed = {"max_rows": n_rows, "max_samples": params.max_samples, "feature_capacity": n_features,
               "classes": params.n_classes, "max_trees": n_trees,
               "code_bits": max(1, int(codes.max(initial=0)).bit_length())}
     if params.max_depth is not None:

@@ -144,7 +144,7 @@ class InferenceTestbench(StreamTestbench):
         fields = {"tree": tree_index, "node": node, "leaf": int(leaf),
                   "majority_class": int(tree.majority_class[node])}
         if leaf:                                # unused fields: random, must be ignored
-            fields.update(feature=self.rng.randrange(g.max_features),
+            fields.update(feature=self.rng.randrange(g.feature_capacity),
                           threshold=self.rng.randrange(1 << g.code_bits),
                           left_child=self.rng.randrange(max(1, g.max_nodes_per_tree - 1)))
         else:
@@ -162,7 +162,7 @@ class InferenceTestbench(StreamTestbench):
         the build cannot hold would test nothing, so one that outgrows the build fails.
         (Tree counts are checked where they are chosen.)"""
         g = self.g
-        assert n_features <= g.max_features, f"{label}: {n_features} features"
+        assert n_features <= g.feature_capacity, f"{label}: {n_features} features"
         for tree in trees:
             assert tree.n_nodes <= g.max_nodes_per_tree, f"{label}: a tree of {tree.n_nodes} nodes"
             assert tree.depth.max() <= g.max_depth, f"{label}: a tree of depth {tree.depth.max()}"
@@ -203,7 +203,7 @@ class InferenceTestbench(StreamTestbench):
         for codes, row_label in zip(rows, labels):
             self.send_row(codes, row_label)
         if budget_per_row is None:
-            budget_per_row = 20 * (self.g.max_trees * (self.g.max_depth + 2) + self.g.max_features) + 100
+            budget_per_row = 20 * (self.g.max_trees * (self.g.max_depth + 2) + self.g.feature_capacity) + 100
         await self.wait_for(lambda: len(self.predictions.received) >= len(rows),
                             budget_per_row * len(rows) + 200, f"{label} predictions")
         await ClockCycles(self.dut.clk, 2 * self.g.traversal_stages + 10)   # nothing more may come
@@ -273,10 +273,10 @@ class InferenceTestbench(StreamTestbench):
         n_features = X.shape[1]
         if thesis:
             params = TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
-                                        max_features=1, feature_sampling="tree")
+                                        features_per_split=1, thesis_mode=True)
         else:
             params = TrainingParameters(n_classes=n_classes, max_depth=spec.get("max_depth"),
-                                        max_samples=n_train, max_features=max(1, int(math.sqrt(n_features))))
+                                        max_samples=n_train, features_per_split=max(1, int(math.sqrt(n_features))))
         trees = train_forest(codes_train, labels_train, params, spec["seed"], spec["trees"])
         # Test rows: held-out rows, then rows of random codes (the full code range).
         held_out = quantizer.transform(X[test]).astype(np.int64)
@@ -318,7 +318,7 @@ async def corner_cases_match_model(dut):
     tb = InferenceTestbench(dut)
     await tb.begin()
     g = tb.g
-    n_features = g.max_features
+    n_features = g.feature_capacity
     classes = g.classes
 
     def random_rows(n):
@@ -358,8 +358,8 @@ async def bad_configurations_are_flagged(dut):
     await tb.begin()
     g = tb.g
     classes = g.classes
-    full_row = [tb.rng.randrange(1 << g.code_bits) for _ in range(g.max_features)]
-    good = [random_tree(tb.rng, g, g.max_features, classes, g.max_depth) for _ in range(2)]
+    full_row = [tb.rng.randrange(1 << g.code_bits) for _ in range(g.feature_capacity)]
+    good = [random_tree(tb.rng, g, g.feature_capacity, classes, g.max_depth) for _ in range(2)]
 
     async def expect_errors(rows, flag, label):
         got = await tb.run_rows(rows, [1 % classes] * len(rows), label)
@@ -384,16 +384,16 @@ async def bad_configurations_are_flagged(dut):
         await expect_errors([full_row] * 2, "bad_config", f"n_trees = {n_trees}")
         await still_good(f"after n_trees = {n_trees}")
 
-    # A row with more features than max_features.
+    # A row with more features than feature_capacity.
     await expect_errors([full_row + [0]], "bad_row", "row too long")
     await still_good("after a row too long")
 
     # A split on a feature the row does not have.
-    if g.max_features >= 2:
+    if g.feature_capacity >= 2:
         trees = [chain_tree(1, classes, 0)]
-        trees[0].feature[0] = g.max_features - 1
+        trees[0].feature[0] = g.feature_capacity - 1
         await tb.load(trees, "feature out of range")
-        await expect_errors([full_row[:g.max_features - 1]], "bad_feature", "feature out of range")
+        await expect_errors([full_row[:g.feature_capacity - 1]], "bad_feature", "feature out of range")
         await still_good("after a feature out of range")
 
     # A traversal deeper than max_depth.
@@ -407,7 +407,7 @@ async def bad_configurations_are_flagged(dut):
     refused = []
     base = tb.node_fields(0, good[0], 0)
     for field, value in [("tree", g.max_trees), ("node", g.max_nodes_per_tree),
-                         ("majority_class", classes), ("feature", g.max_features),
+                         ("majority_class", classes), ("feature", g.feature_capacity),
                          ("left_child", g.max_nodes_per_tree - 1)]:
         fields = {**base, "leaf": 0, "tree": 0, "node": 0, "feature": 0, "left_child": 0, field: value}
         width = Shape.cast(dict(g.node_layout)[field].shape).width
@@ -435,15 +435,15 @@ async def reset_in_the_middle_then_again(dut):
     await tb.begin()
     g = tb.g
     for case in range(6):
-        trees = [random_tree(tb.rng, g, g.max_features, g.classes, g.max_depth)
+        trees = [random_tree(tb.rng, g, g.feature_capacity, g.classes, g.max_depth)
                  for _ in range(tb.rng.randint(1, g.max_trees))]
-        rows = [[tb.rng.randrange(1 << g.code_bits) for _ in range(g.max_features)] for _ in range(6)]
+        rows = [[tb.rng.randrange(1 << g.code_bits) for _ in range(g.feature_capacity)] for _ in range(6)]
         during_rows = case % 2 == 1
         if during_rows:
             await tb.load(trees, f"before reset {case}")
             for row in rows:
                 tb.send_row(row, tb.rng.randrange(g.classes))
-            await ClockCycles(dut.clk, tb.rng.randint(g.max_features + 2, 2 * g.max_features + 3 * len(trees) + 6))
+            await ClockCycles(dut.clk, tb.rng.randint(g.feature_capacity + 2, 2 * g.feature_capacity + 3 * len(trees) + 6))
         else:
             for tree_index, tree in enumerate(trees):
                 for node in range(tree.n_nodes):
@@ -474,10 +474,10 @@ async def cycles_without_stalls(dut):
     await tb.begin()
     g = tb.g
     n_trees = g.max_trees
-    trees = [random_tree(tb.rng, g, g.max_features, g.classes, g.max_depth) for _ in range(n_trees)]
+    trees = [random_tree(tb.rng, g, g.feature_capacity, g.classes, g.max_depth) for _ in range(n_trees)]
     await tb.load(trees, "timed forest")
     n_rows = 12
-    rows = [[tb.rng.randrange(1 << g.code_bits) for _ in range(g.max_features)] for _ in range(n_rows)]
+    rows = [[tb.rng.randrange(1 << g.code_bits) for _ in range(g.feature_capacity)] for _ in range(n_rows)]
     codes = np.array(rows)
     # Each (row, tree) pair passes the seam once per round of traversal_stages steps.
     rounds = sum(int(np.sum(np.ceil((t.depth[predict_tree(t, codes)] + 1) / g.traversal_stages)))
@@ -501,7 +501,7 @@ async def cycles_without_stalls(dut):
     first = sum(int(np.ceil((t.depth[predict_tree(t, codes[:1])][0] + 1) / g.traversal_stages))
                 for t in trees)
     # Latency: features in, pairs issued at one seam round each, the pipeline, retire and emit.
-    assert latency <= g.max_features + first + 2 * g.traversal_stages * (g.max_depth + 1) + 8, latency
+    assert latency <= g.feature_capacity + first + 2 * g.traversal_stages * (g.max_depth + 1) + 8, latency
     # Throughput: the seam is busy nearly every cycle once the rows are loaded.
-    assert total <= rounds + g.max_features + 2 * g.traversal_stages * (g.max_depth + 1) \
-        + n_rows * (2 * g.traversal_stages + g.max_features + 8), total
+    assert total <= rounds + g.feature_capacity + 2 * g.traversal_stages * (g.max_depth + 1) \
+        + n_rows * (2 * g.traversal_stages + g.feature_capacity + 8), total

@@ -32,7 +32,7 @@ class PETestbench(StreamTestbench):
     def __init__(self, dut):
         super().__init__(dut)
         self.capacity = capacity = PECapacity(self.design)
-        for name in ("max_rows", "max_samples", "max_inbag_rows", "max_features", "classes",
+        for name in ("max_rows", "max_samples", "max_inbag_rows", "feature_capacity", "classes",
                      "code_bits", "max_depth", "max_nodes", "label_bits", "count_bits"):
             setattr(self, name, getattr(capacity, name))
         self.lanes = capacity.feature_lanes
@@ -138,10 +138,10 @@ class PETestbench(StreamTestbench):
         raise AssertionError(f"{label}: the PE did not finish within {budget} cycles "
                              f"({len(self.nodes.received)} nodes out)")
 
-    def slots_filled(self, feature_sampling, n_features):
+    def slots_filled(self, thesis_mode, n_features):
         """Slots of lists a tree fills: the tree's feature alone in thesis mode, every
         feature ``lanes`` at a time otherwise."""
-        return 1 if feature_sampling == "tree" else -(-n_features // self.lanes)
+        return 1 if thesis_mode else -(-n_features // self.lanes)
 
     def budget(self, n_rows, n_features, depth, lists):
         """Generous cycles for one tree of this size (a hang shows as running past it)."""
@@ -152,10 +152,10 @@ class PETestbench(StreamTestbench):
         bootstrap, sqrt(F) features per node) for a real dataset."""
         if thesis:
             return TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16,
-                                      feature_sampling="tree")
+                                      thesis_mode=True)
         return TrainingParameters(n_classes=n_classes, max_depth=self.settings.get("dataset_depth"),
                                   max_samples=min(n_rows, self.max_samples, self.max_inbag_rows),
-                                  max_features=max(1, int(n_features ** 0.5)))
+                                  features_per_split=max(1, int(n_features ** 0.5)))
 
     def fitting_bootstrap(self, params, n_rows):
         """``params`` with at most ``max_inbag_rows`` draws if they could overflow a list."""
@@ -178,7 +178,7 @@ class PETestbench(StreamTestbench):
         overflow = not inbag_over and self.expected_overflow(codes, labels, params, seed, tree_index)
         expected = None if overflow or inbag_over else train_tree(codes, labels, params, seed, tree_index)
         depth = self.max_depth if expected is None else int(expected.depth.max())
-        lists = self.slots_filled(params.feature_sampling, n_features)
+        lists = self.slots_filled(params.thesis_mode, n_features)
         await self.start()
         await self.wait_until_finished(self.budget(n_rows, n_features, depth, lists), label)
         await ReadOnly()
@@ -188,7 +188,7 @@ class PETestbench(StreamTestbench):
         # Every list the PE asked for must have been taken whole (nothing left for the next tree).
         assert self.presorted.idle, f"{label}: {len(self.presorted.queue)} presorted entries were left unread"
         assert self.codes.idle, f"{label}: {len(self.codes.queue)} code answers were left unread"
-        sparse = (params.feature_sampling == "tree" and params.bootstrap
+        sparse = (params.thesis_mode and params.bootstrap
                   and params.max_samples <= self.design.get("sparse_rows", 0))
         assert inbag_over or ((len(self.code_requests.received) > 0) == sparse
                               and (len(self.requests.received) > 0) != sparse), \
@@ -213,7 +213,7 @@ class PETestbench(StreamTestbench):
                                "n_samples": params.max_samples if params.bootstrap else 0,
                                "inbag": inbag, "depth": int(expected.depth.max()),
                                "nodes": int(expected.n_nodes),
-                               "mode": params.feature_sampling, "lanes": self.design["feature_lanes"],
+                               "mode": "thesis" if params.thesis_mode else "forest", "lanes": self.design["feature_lanes"],
                                "lists": lists})
         return cycles
 
@@ -296,7 +296,7 @@ class PETestbench(StreamTestbench):
         rng = self.rng
         n_rows = rng.choice([2, 3] + [rng.randint(2, self.max_rows), rng.randint(8, min(40, self.max_rows)),
                                       self.max_rows] * 3)
-        n_features = rng.choice([1] + [rng.randint(1, self.max_features), self.max_features] * 2)
+        n_features = rng.choice([1] + [rng.randint(1, self.feature_capacity), self.feature_capacity] * 2)
         n_classes = rng.randint(2, self.classes)
         top = rng.choice([1, 2, 3, 7, rng.randint(1, (1 << self.code_bits) - 1), (1 << self.code_bits) - 1])
         codes = np.array([[rng.randint(0, top) for _ in range(n_features)] for _ in range(n_rows)],
@@ -336,8 +336,8 @@ class PETestbench(StreamTestbench):
                 max_samples = self.max_inbag_rows    # a sparse fill is refused unless its draws fit a list
         params = TrainingParameters(
             n_classes=n_classes, max_depth=max_depth, max_samples=max_samples, bootstrap=bootstrap,
-            max_features=rng.choice([1, rng.randint(1, n_features), n_features, max(1, int(n_features ** 0.5))]),
-            feature_sampling="tree" if thesis else "node",
+            features_per_split=rng.choice([1, rng.randint(1, n_features), n_features, max(1, int(n_features ** 0.5))]),
+            thesis_mode=thesis,
             min_samples_split=rng.choice([2, 2, 3, rng.randint(2, 10)]),
             min_samples_leaf=rng.choice([1, 1, 2, rng.randint(1, 5)]))
         return params
@@ -360,7 +360,7 @@ async def corner_cases_match_model(dut):
     tb = PETestbench(dut)
     await tb.begin()
     rng = np.random.default_rng(7)
-    F = tb.max_features
+    F = tb.feature_capacity
     full = min(tb.max_rows, tb.max_inbag_rows)
     cases = {
         "two rows": (rng.integers(0, 4, (2, F)), [0, 1], dict(max_samples=2)),
@@ -376,15 +376,15 @@ async def corner_cases_match_model(dut):
                                        dict(max_samples=10, min_samples_leaf=6)),
         "thesis: 16 samples, depth 4": (rng.integers(0, 1 << tb.code_bits, (min(150, tb.max_rows), F)),
                                         rng.integers(0, min(3, tb.classes), min(150, tb.max_rows)),
-                                        dict(max_samples=16, max_depth=4, feature_sampling="tree")),
+                                        dict(max_samples=16, max_depth=4, thesis_mode=True)),
         "thesis: 16 samples, few distinct codes (ties in the sparse sort)": (
             rng.integers(0, 3, (min(150, tb.max_rows), F)), rng.integers(0, min(3, tb.classes), min(150, tb.max_rows)),
-            dict(max_samples=16, max_depth=4, feature_sampling="tree")),
+            dict(max_samples=16, max_depth=4, thesis_mode=True)),
         "thesis: bootstrap one more than the sparse fill holds": (
             rng.integers(0, 4, (min(150, tb.max_rows), F)), rng.integers(0, 2, min(150, tb.max_rows)),
-            dict(max_samples=tb.design.get("sparse_rows", 0) + 1, max_depth=4, feature_sampling="tree")),
+            dict(max_samples=tb.design.get("sparse_rows", 0) + 1, max_depth=4, thesis_mode=True)),
         "deepest tree the PE holds": (np.arange(full)[:, None].repeat(F, 1), np.arange(full) % 2,
-                                      dict(bootstrap=False, max_depth=tb.max_depth, max_features=F)),
+                                      dict(bootstrap=False, max_depth=tb.max_depth, features_per_split=F)),
     }
     seeds = {label: 2026 for label in cases}
     if tb.max_inbag_rows < min(tb.max_rows, tb.max_samples):
@@ -406,7 +406,7 @@ async def corner_cases_match_model(dut):
         codes, labels = np.asarray(codes), np.asarray(labels)
         n_classes = max(2, int(labels.max()) + 1)
         settings = dict(n_classes=n_classes, max_depth=None, max_samples=len(labels), bootstrap=True,
-                        max_features=max(1, int(F ** 0.5)), feature_sampling="node")
+                        features_per_split=max(1, int(F ** 0.5)), thesis_mode=False)
         settings.update(overrides)
         settings["max_samples"] = max(1, min(settings["max_samples"], tb.max_samples))
         await tb.check_tree(codes, labels, TrainingParameters(**settings), seeds[label], 11, label)
@@ -423,7 +423,7 @@ async def datasets_match_model(dut):
     for name in tb.settings.get("datasets", []):
         codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         n_rows, n_features = codes.shape
-        assert n_rows <= tb.max_rows and n_features <= tb.max_features and n_classes <= tb.classes, \
+        assert n_rows <= tb.max_rows and n_features <= tb.feature_capacity and n_classes <= tb.classes, \
             f"{name} {codes.shape} with {n_classes} classes does not fit the PE built for the test"
         for tree in range(tb.settings.get("dataset_trees", 2)):
             thesis = tree % 2 == 1
@@ -473,11 +473,11 @@ async def queued_dataset_trees_latency_and_steady_state(dut):
     for name in tb.settings.get("datasets", []):
         codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         n_rows, n_features = codes.shape
-        for mode in ("node", "tree"):
-            params = tb.dataset_params(n_rows, n_features, n_classes, mode == "tree")
+        for mode in ("forest", "thesis"):
+            params = tb.dataset_params(n_rows, n_features, n_classes, mode == "thesis")
             count = tb.settings.get("dataset_trees", 4)
             trees = [(params, 4321, tree) for tree in range(count)]
-            label = f"{name} ({'thesis' if mode == 'tree' else 'forest'} mode)"
+            label = f"{name} ({mode} mode)"
             runs = []
             for tree in trees:                              # each tree alone: the latency
                 how, ends, expected = await tb.check_sequence(codes, labels, [tree], label + " alone")
@@ -503,14 +503,14 @@ async def queued_dataset_trees_latency_and_steady_state(dut):
 async def bad_configurations_and_inputs_are_flagged(dut):
     tb = PETestbench(dut)
     await tb.begin()
-    good = TrainingParameters(n_classes=2, max_depth=3, max_samples=8, max_features=1)
-    codes = np.array([[i % 5] * tb.max_features for i in range(8)])
+    good = TrainingParameters(n_classes=2, max_depth=3, max_samples=8, features_per_split=1)
+    codes = np.array([[i % 5] * tb.feature_capacity for i in range(8)])
     labels = np.arange(8) % 2
     bad = [("n_rows 0", dict(n_rows=0)), ("n_features 0", dict(n_features=0)),
-           ("n_samples 0", dict(n_samples=0)), ("features_per_node 0", dict(features_per_node=0)),
+           ("n_samples 0", dict(n_samples=0)), ("features_per_split 0", dict(features_per_split=0)),
            ("min_samples_split 1", dict(min_samples_split=1)), ("min_samples_leaf 0", dict(min_samples_leaf=0))]
-    if tb.max_features + 1 < 1 << len(dut.n_features):
-        bad.append(("too many features", dict(n_features=tb.max_features + 1)))
+    if tb.feature_capacity + 1 < 1 << len(dut.n_features):
+        bad.append(("too many features", dict(n_features=tb.feature_capacity + 1)))
     if tb.max_rows + 1 < 1 << len(dut.n_rows):
         bad.append(("too many rows", dict(n_rows=tb.max_rows + 1)))
     if tb.max_samples + 1 < 1 << len(dut.n_samples):
@@ -518,7 +518,7 @@ async def bad_configurations_and_inputs_are_flagged(dut):
     if tb.max_depth + 1 < 1 << len(dut.depth_limit):
         bad.append(("depth beyond capacity", dict(depth_limit=tb.max_depth + 1)))
     for label, overrides in bad:
-        tb.configure(8, tb.max_features, good, 1, 1)
+        tb.configure(8, tb.feature_capacity, good, 1, 1)
         for name, value in overrides.items():
             getattr(dut, name).value = value
         await tb.start()
@@ -530,7 +530,7 @@ async def bad_configurations_and_inputs_are_flagged(dut):
     # A list of the wrong length and a label beyond the classes raise bad_input.
     tb.prepare_lists(codes, labels)
     tb.lists[0] = tb.lists[0][:-1] + [dict(tb.lists[0][-1], last=0)] + [dict(tb.lists[0][-1])]
-    tb.configure(8, tb.max_features, good, 1, 1)
+    tb.configure(8, tb.feature_capacity, good, 1, 1)
     await tb.start()
     await tb.wait_until_finished(2000, "wrong list length")
     assert int(dut.bad_input.value) == 1 and int(dut.done.value) == 0, "wrong list length not flagged"

@@ -35,8 +35,8 @@ async def cycles_by_state(dut):
     for name in tb.settings.get("datasets", []):
         codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         n_rows, n_features = codes.shape
-        for mode in ("node", "tree"):
-            params = tb.dataset_params(n_rows, n_features, n_classes, mode == "tree")
+        for mode in ("forest", "thesis"):
+            params = tb.dataset_params(n_rows, n_features, n_classes, mode == "thesis")
             for tree in range(tb.settings.get("dataset_trees", 3)):
                 counts.clear()
                 sampling[0] = True

@@ -29,7 +29,7 @@ class SystemTestbench(StreamTestbench):
         rng = self.rng
         capacity = self.host.capacity
         n_rows = rng.randint(2, capacity.max_rows)
-        n_features = rng.randint(1, capacity.max_features)
+        n_features = rng.randint(1, capacity.feature_capacity)
         n_classes = rng.randint(2, capacity.classes)
         codes = np.array([[rng.randint(0, rng.choice([3, 30, (1 << capacity.code_bits) - 1]))
                            for _ in range(n_features)] for _ in range(n_rows)])
@@ -38,7 +38,7 @@ class SystemTestbench(StreamTestbench):
         params = TrainingParameters(
             n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 2, capacity.max_depth]),
             max_samples=min(16 if thesis else n_rows, capacity.max_samples),
-            max_features=max(1, int(n_features ** 0.5)), feature_sampling="tree" if thesis else "node")
+            features_per_split=max(1, int(n_features ** 0.5)), thesis_mode=thesis)
         return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(5, self.host.max_trees))
 
     async def check_train_and_predict(self, codes, labels, params, seed, n_trees, label):
@@ -85,7 +85,7 @@ async def registers_read_back(dut):
     await tb.begin()
     capacity = await tb.host.check_identity()
     d = tb.design
-    assert capacity == {"PE_COUNT": d["pe_count"], "MAX_ROWS": d["max_rows"], "MAX_FEATURES": d["max_features"],
+    assert capacity == {"PE_COUNT": d["pe_count"], "MAX_ROWS": d["max_rows"], "FEATURE_CAPACITY": d["feature_capacity"],
                         "CLASSES": d["classes"], "MAX_TREES": d["max_trees"], "MAX_DEPTH": d["max_depth"],
                         "CODE_BITS": d["code_bits"], "MAX_SAMPLES": d["max_samples"]}, capacity
     for name, (address, access, width, _) in REGISTERS.items():
@@ -129,7 +129,7 @@ async def bad_configurations_raise_flags(dut):
     host = tb.host
     codes = np.arange(30).reshape(10, 3) % 7
     labels = np.arange(10) % 2
-    params = TrainingParameters(n_classes=2, max_depth=3, max_samples=10, max_features=2)
+    params = TrainingParameters(n_classes=2, max_depth=3, max_samples=10, features_per_split=2)
     await host.load_dataset(codes, labels)
     for label, register, value in [("no trees", "N_TREES", 0), ("rows not loaded", "N_ROWS", 11),
                                    ("too many trees", "N_TREES", tb.design["max_trees"] + 1)]:
@@ -149,7 +149,7 @@ async def bad_configurations_raise_flags(dut):
     # Training with a bad configuration raises in the driver, naming the flag.
     await host.write("N_ROWS", 10)
     try:
-        await host.train(TrainingParameters(n_classes=2, max_depth=3, max_samples=10, max_features=2), 1, 0)
+        await host.train(TrainingParameters(n_classes=2, max_depth=3, max_samples=10, features_per_split=2), 1, 0)
     except SystemError_ as error:
         assert "bad_config" in str(error)
     else:

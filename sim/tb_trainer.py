@@ -21,7 +21,7 @@ class ForestTestbench(StreamTestbench):
     def __init__(self, dut):
         super().__init__(dut)
         self.capacity = capacity = PECapacity(self.design)
-        for name in ("max_rows", "max_samples", "max_inbag_rows", "max_features", "classes",
+        for name in ("max_rows", "max_samples", "max_inbag_rows", "feature_capacity", "classes",
                      "code_bits", "max_depth", "label_bits"):
             setattr(self, name, getattr(capacity, name))
         self.max_trees = self.design["max_trees"]
@@ -99,7 +99,7 @@ class ForestTestbench(StreamTestbench):
         expected = train_forest(codes, labels, params, seed, n_trees)
         overflowing = self.overflowing_trees(codes, labels, params, seed, n_trees)
         depth = self.max_depth if overflowing else max(int(tree.depth.max()) for tree in expected)
-        lists = 1 if params.feature_sampling == "tree" else n_features
+        lists = 1 if params.thesis_mode else n_features
         per_tree = tree_budget(n_rows, n_features, depth, lists, self.design["feature_lanes"])
         budget = 20 * n_features * n_rows + 5000 + per_tree * n_trees
         await self.pulse_start()
@@ -136,7 +136,7 @@ class ForestTestbench(StreamTestbench):
     def random_forest(self):
         rng = self.rng
         n_rows = rng.randint(2, self.max_rows)
-        n_features = rng.randint(1, self.max_features)
+        n_features = rng.randint(1, self.feature_capacity)
         n_classes = rng.randint(2, self.classes)
         top = rng.choice([3, 15, (1 << self.code_bits) - 1])
         codes = np.array([[rng.randint(0, top) for _ in range(n_features)] for _ in range(n_rows)])
@@ -148,8 +148,8 @@ class ForestTestbench(StreamTestbench):
                        else min(n_rows, self.max_samples))
         params = TrainingParameters(
             n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 3, self.max_depth]),
-            max_samples=max_samples, max_features=max(1, int(n_features ** 0.5)),
-            feature_sampling="tree" if thesis else "node",
+            max_samples=max_samples, features_per_split=max(1, int(n_features ** 0.5)),
+            thesis_mode=thesis,
             min_samples_split=rng.choice([2, 3]), min_samples_leaf=rng.choice([1, 2]))
         return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(6, self.max_trees))
 
@@ -174,12 +174,12 @@ async def forests_after_a_tree_error(dut):
     rounds = 0
     for attempt in range(200):
         n_rows = tb.max_rows
-        n_features = tb.rng.randint(1, tb.max_features)
+        n_features = tb.rng.randint(1, tb.feature_capacity)
         codes = np.array([[tb.rng.randrange(1 << tb.code_bits) for _ in range(n_features)]
                           for _ in range(n_rows)])
         labels = np.array([tb.rng.randrange(tb.classes) for _ in range(n_rows)])
         params = TrainingParameters(n_classes=tb.classes, max_depth=None, max_samples=n_rows,
-                                    max_features=max(1, int(n_features ** 0.5)))
+                                    features_per_split=max(1, int(n_features ** 0.5)))
         seed, n_trees = tb.rng.getrandbits(32), min(tb.max_trees, 2 * pe_count + 2)
         overflowing = tb.overflowing_trees(codes, labels, params, seed, n_trees)
         # Wanted: a tree too deep, with trees after it still to start or run.
@@ -205,11 +205,11 @@ async def dataset_forests_match_model(dut):
     for name in tb.settings.get("datasets", []):
         codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
         for thesis in (False, True):
-            params = (TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16, feature_sampling="tree")
+            params = (TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16, thesis_mode=True)
                       if thesis else
                       TrainingParameters(n_classes=n_classes, max_depth=tb.settings.get("depth"),
                                          max_samples=codes.shape[0],
-                                         max_features=max(1, int(codes.shape[1] ** 0.5))))
+                                         features_per_split=max(1, int(codes.shape[1] ** 0.5))))
             await tb.check_forest(codes, labels, params, 99, tb.settings.get("trees", 4),
                                   f"{name} ({'thesis' if thesis else 'forest'} mode)")
     tb.write_report()
@@ -221,7 +221,7 @@ async def bad_configurations_are_flagged(dut):
     await tb.begin()
     codes = np.arange(24).reshape(8, 3) % 5
     labels = np.arange(8) % 2
-    params = TrainingParameters(n_classes=2, max_depth=3, max_samples=8, max_features=1)
+    params = TrainingParameters(n_classes=2, max_depth=3, max_samples=8, features_per_split=1)
     await tb.load(codes, labels)
     cases = [("no trees", dict(n_trees=0)), ("rows not loaded", dict(n_rows=9)),
              ("features not loaded", dict(n_features=2))]
@@ -238,7 +238,7 @@ async def bad_configurations_are_flagged(dut):
         await RisingEdge(dut.clk)
     # A row cut short raises dataset_error, and start is then refused: a row of lanes + 1
     # features takes two beats, and the first already says last.
-    assert tb.lanes + 1 <= tb.max_features, "the build cannot hold a row of two beats"
+    assert tb.lanes + 1 <= tb.feature_capacity, "the build cannot hold a row of two beats"
     tb.dut.n_features.value = tb.lanes + 1
     tb.dataset.send({"codes": [1] * tb.lanes, "label": 0, "last": 1})
     while not tb.dataset.idle:

@@ -32,17 +32,17 @@ DESIGNS = {
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {
-        "max_trees": 256, "max_nodes_per_tree": 31, "max_features": 64, "code_bits": 16, "classes": 8,
+        "max_trees": 256, "max_nodes_per_tree": 31, "feature_capacity": 64, "code_bits": 16, "classes": 8,
         "count_bits": 13, "max_depth": 4, "traversal_stages": 5, "class_count_sums": True}),
     "forest_system": (ForestSystem, {
         "pe_count": 2, "max_trees": 256, "radix_bits": 8, "traversal_stages": 1, "max_rows": 256,
-        "max_samples": 256, "max_features": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4,
+        "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4,
         "max_depth": 16}),
     "forest_trainer": (ForestTrainer, {
         "pe_count": 2, "max_trees": 1024, "radix_bits": 8, "max_rows": 256, "max_samples": 256,
-        "max_features": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4, "max_depth": 16}),
+        "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4, "max_depth": 16}),
     "processing_element": (ProcessingElement, {
-        "max_rows": 256, "max_samples": 256, "max_features": 16, "feature_lanes": 4,
+        "max_rows": 256, "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4,
         "code_bits": 16, "classes": 4, "max_depth": 16, "tree_index_bits": 16, "sparse_rows": 0}),
 }
 

@@ -54,7 +54,7 @@ class HostDriver:
         self.max_trees = design["max_trees"]
         self.geometry = InferenceGeometry(
             max_trees=self.max_trees, max_nodes_per_tree=capacity.max_nodes,
-            max_features=capacity.max_features, code_bits=capacity.code_bits,
+            feature_capacity=capacity.feature_capacity, code_bits=capacity.code_bits,
             classes=capacity.classes, count_bits=capacity.count_bits, max_depth=capacity.max_depth,
             traversal_stages=min(design.get("traversal_stages", 1), capacity.max_depth + 1))
         clock = dut.clk
@@ -103,7 +103,7 @@ class HostDriver:
         if identifier != IDENTIFIER:
             raise SystemError_(f"ID register reads {identifier:#x}, not {IDENTIFIER:#x}")
         return {name: await self.read(name) for name in
-                ("PE_COUNT", "MAX_ROWS", "MAX_FEATURES", "CLASSES", "MAX_TREES", "MAX_DEPTH",
+                ("PE_COUNT", "MAX_ROWS", "FEATURE_CAPACITY", "CLASSES", "MAX_TREES", "MAX_DEPTH",
                  "CODE_BITS", "MAX_SAMPLES")}
 
     # ---------------------------------------------------------------- training
@@ -125,9 +125,9 @@ class HostDriver:
         await self.write("SEED", seed)
         await self.write("N_TREES", n_trees)
         await self.write("N_SAMPLES", inputs["n_samples"])
-        await self.write("FLAGS", inputs["bootstrap"] | inputs["one_feature_per_tree"] << 1
+        await self.write("FLAGS", inputs["bootstrap"] | inputs["thesis_mode"] << 1
                          | inputs["depth_limited"] << 2 | int(export_trees) << 3)
-        await self.write("FEATURES_PER_NODE", inputs["features_per_node"])
+        await self.write("FEATURES_PER_SPLIT", inputs["features_per_split"])
         await self.write("DEPTH_LIMIT", inputs["depth_limit"])
         await self.write("MIN_SAMPLES_SPLIT", inputs["min_samples_split"])
         await self.write("MIN_SAMPLES_LEAF", inputs["min_samples_leaf"])

@@ -31,15 +31,15 @@ class PECapacity:
     def __init__(self, design):
         self.max_rows, self.max_samples = design["max_rows"], design["max_samples"]
         self.max_inbag_rows = design.get("max_inbag_rows") or self.max_rows
-        self.max_features, self.classes = design["max_features"], design["classes"]
+        self.feature_capacity, self.classes = design["feature_capacity"], design["classes"]
         self.code_bits, self.max_depth = design["code_bits"], design["max_depth"]
         self.feature_lanes = design["feature_lanes"]
         self.max_nodes = design.get("max_nodes") or min(2 * self.max_inbag_rows - 1,
                                                         (1 << (self.max_depth + 1)) - 1)
         self.row_bits = (self.max_rows - 1).bit_length()
         self.label_bits = max(1, (self.classes - 1).bit_length())
-        self.feature_bits = max(1, (self.max_features - 1).bit_length())
-        self.slots = -(-self.max_features // self.feature_lanes)
+        self.feature_bits = max(1, (self.feature_capacity - 1).bit_length())
+        self.slots = -(-self.feature_capacity // self.feature_lanes)
         self.slot_bits = max(1, (self.slots - 1).bit_length())
         self.count_bits = bits(max(self.max_samples, self.max_inbag_rows))
         self.node_layout = node_layout(
@@ -80,8 +80,8 @@ def tree_inputs(params):
     return {
         "n_samples": params.max_samples if params.bootstrap else 1,
         "bootstrap": int(params.bootstrap),
-        "features_per_node": params.max_features,
-        "one_feature_per_tree": int(params.feature_sampling == "tree"),
+        "features_per_split": params.features_per_split,
+        "thesis_mode": int(params.thesis_mode),
         "depth_limited": int(params.max_depth is not None),
         "depth_limit": params.max_depth or 0,
         "min_samples_split": params.min_samples_split,

@@ -34,11 +34,11 @@ __all__ = ["cycles_section", "speedup_section", "fit_section", "main"]
 
 def _tree_record(tree, n_rows, n_features, params):
     """The record ``sw.experiments.pe_cycles.cycle_model`` takes, for a golden-model tree."""
-    mode = params.feature_sampling
+    thesis_mode = params.thesis_mode
     return {"n_rows": n_rows, "n_features": n_features, "inbag": int(tree.n_rows[0]),
-            "depth": int(tree.depth.max()), "nodes": int(tree.n_nodes), "mode": mode,
+            "depth": int(tree.depth.max()), "nodes": int(tree.n_nodes), "mode": "thesis" if thesis_mode else "forest",
             "n_samples": params.max_samples if params.bootstrap else 0,
-            "lists": 1 if mode == "tree" else n_features}
+            "lists": 1 if thesis_mode else n_features}
 
 
 def sorter_cycles(n_rows, n_features, code_bits, radix_bits):

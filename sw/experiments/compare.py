@@ -60,7 +60,7 @@ __all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN", "
 #: lists hold 1,280 rows, as ctg's estimated PE does (a 1,701-draw bootstrap holds about
 #: 1,075 distinct rows); a bootstrap that overflowed them would stop the run.
 SIM_DESIGN = {"pe_count": 1, "max_trees": 32, "radix_bits": 8, "traversal_stages": 1,
-              "max_rows": 2048, "max_samples": 2048, "max_features": 64, "feature_lanes": 8,
+              "max_rows": 2048, "max_samples": 2048, "feature_capacity": 64, "feature_lanes": 8,
               "code_bits": 16, "classes": 4, "max_depth": 64, "sparse_rows": 16,
               "max_inbag_rows": 1280}
 
@@ -211,7 +211,7 @@ def parse_arguments(argv=None):
         for name in arguments.datasets:
             info = REGISTRY[name]
             rows = info.n_samples - info.n_samples // arguments.folds
-            needed = {"max_rows": rows, "max_features": info.n_features, "classes": info.n_classes}
+            needed = {"max_rows": rows, "feature_capacity": info.n_features, "classes": info.n_classes}
             too_big = [f"{key} {value} > {SIM_DESIGN[key]}" for key, value in needed.items()
                        if value > SIM_DESIGN[key]]
             if too_big:
@@ -421,7 +421,7 @@ def rotor_wait_cycles(job, design):
     reads no list. (A lone PE never waits: the rotor jumps to its list.)"""
     params = job["params"]
     n_rows, n_features = job["codes"].shape
-    sparse = (params.feature_sampling == "tree" and params.bootstrap
+    sparse = (params.thesis_mode and params.bootstrap
               and params.max_samples <= design.get("sparse_rows", 0))
     return 0 if sparse else -(-n_features // design["feature_lanes"]) * n_rows
 

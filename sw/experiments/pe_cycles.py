@@ -37,16 +37,16 @@ __all__ = ["BUILD", "cycle_model", "measure", "latency_and_steady_state", "measu
            "state_table", "main"]
 
 #: The PE the measurements are taken on (the datasets build of tests/sim/test_tb_pe.py).
-BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
+BUILD = {"max_rows": 2200, "max_samples": 2200, "feature_capacity": 64, "feature_lanes": 8,
          "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}
 
 
 def cycle_model(record, lanes):
     """The analytical cycle count of one tree (``record`` from the testbench's report)."""
     n_rows, inbag, depth = record["n_rows"], record["inbag"], max(1, record["depth"])
-    features = 1 if record["mode"] == "tree" else record["n_features"]
+    features = 1 if record["mode"] == "thesis" else record["n_features"]
     draws = record.get("n_samples", n_rows)
-    sparse = record["mode"] == "tree" and 0 < draws <= BUILD.get("sparse_rows", 0)
+    sparse = record["mode"] == "thesis" and 0 < draws <= BUILD.get("sparse_rows", 0)
     start_up = draws + (3 * inbag if sparse else record["lists"] * n_rows)
     return start_up + inbag * depth * (2 + -(-features // lanes))
 
@@ -98,7 +98,7 @@ def table(records, lanes):
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (name, mode), row in latency_and_steady_state(records, lanes).items():
         steady = row["steady"]
-        lines.append(f"| {name} | {'thesis' if mode == 'tree' else 'forest'} | {row['n_rows']} "
+        lines.append(f"| {name} | {mode} | {row['n_rows']} "
                      f"| {row['inbag']:.0f} | {row['depth']:.1f} | {row['nodes']:.0f} | {row['latency']:,.0f} "
                      f"| {row['model']:,.0f} | {row['latency'] / row['model']:.2f} "
                      f"| {'-' if steady is None else f'{steady:,.0f}'} "
@@ -142,7 +142,7 @@ def state_table(summary, shown=6):
         rest = sum(count for _, count in ranked[shown:]) / trees
         if rest:
             parts.append(f"other {rest:,.0f}")
-        lines.append(f"| {name} | {'thesis' if mode == 'tree' else 'forest'} "
+        lines.append(f"| {name} | {mode} "
                      f"| {entry['cycles'] / trees:,.0f} | {'; '.join(parts)} |")
     return "\n".join(lines)
 

@@ -95,14 +95,14 @@ def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS, lanes=None):
     # fields changed Yosys's DSP mapping (47 -> 51 blocks per PE).
     lists = inbag_capacity(train_rows, train_rows) if train_rows > SHORT_LISTS_FROM else max_rows
     return {"max_rows": max_rows, "max_samples": max_rows, "max_inbag_rows": lists,
-            "max_features": n_features,
+            "feature_capacity": n_features,
             "feature_lanes": lanes or lane_options(n_features)[0], "code_bits": CODE_BITS,
             "classes": max(2, n_classes), "max_depth": MAX_DEPTH}
 
 
 def trainer_memories(parameters):
     """M20K blocks (estimate) of the forest trainer's memories: ``(per PE, shared)``."""
-    rows, features = parameters["max_rows"], parameters["max_features"]
+    rows, features = parameters["max_rows"], parameters["feature_capacity"]
     row_bits = (rows - 1).bit_length()
     label_bits = max(1, (parameters["classes"] - 1).bit_length())
     code_bits = parameters["code_bits"]

@@ -5,13 +5,13 @@ import pytest
 from hw.inference import InferenceEngine
 from sim.runner import simulate
 
-THESIS = {"max_trees": 40, "max_nodes_per_tree": 31, "max_features": 4, "code_bits": 8,
+THESIS = {"max_trees": 40, "max_nodes_per_tree": 31, "feature_capacity": 4, "code_bits": 8,
           "classes": 3, "count_bits": 5, "max_depth": 4, "traversal_stages": 5,
           "class_count_sums": True}
-DEEP = {"max_trees": 12, "max_nodes_per_tree": 201, "max_features": 10, "code_bits": 12,
+DEEP = {"max_trees": 12, "max_nodes_per_tree": 201, "feature_capacity": 10, "code_bits": 12,
         "classes": 5, "count_bits": 8, "max_depth": 14, "traversal_stages": 3,
         "class_count_sums": True}
-SMALL = {"max_trees": 5, "max_nodes_per_tree": 15, "max_features": 3, "code_bits": 4,
+SMALL = {"max_trees": 5, "max_nodes_per_tree": 15, "feature_capacity": 3, "code_bits": 4,
          "classes": 2, "count_bits": 4, "max_depth": 3, "traversal_stages": 1,
          "class_count_sums": False}
 
@@ -40,7 +40,7 @@ def test_inference_engine_matches_model_in_verilator(parameters, scenarios, seed
     ({"classes": 1}, ValueError, "classes must be between 2 and 256, not 1"),
     ({"max_depth": 3, "traversal_stages": 5}, ValueError, "traversal_stages must be between 1 and 4, not 5"),
     ({"code_bits": 33}, ValueError, "code_bits must be between 1 and 32, not 33"),
-    ({"max_features": 2.0}, TypeError, "max_features must be an integer"),
+    ({"feature_capacity": 2.0}, TypeError, "feature_capacity must be an integer"),
     ({"class_count_sums": 1}, TypeError, "class_count_sums must be True or False"),
 ])
 def test_bad_parameters_are_refused(arguments, error, text):
@@ -49,9 +49,9 @@ def test_bad_parameters_are_refused(arguments, error, text):
 
 
 @pytest.mark.parametrize("arguments", [
-    {"max_trees": 1, "max_nodes_per_tree": 1, "max_features": 1, "code_bits": 1, "classes": 2,
+    {"max_trees": 1, "max_nodes_per_tree": 1, "feature_capacity": 1, "code_bits": 1, "classes": 2,
      "count_bits": 1, "max_depth": 0},                 # root leaves only
-    {"max_trees": 3, "max_nodes_per_tree": 7, "max_features": 2, "code_bits": 3, "classes": 256,
+    {"max_trees": 3, "max_nodes_per_tree": 7, "feature_capacity": 2, "code_bits": 3, "classes": 256,
      "count_bits": 2, "max_depth": 2, "traversal_stages": 2, "class_count_sums": False},
 ])
 def test_extreme_parameters_elaborate(arguments):

@@ -15,21 +15,21 @@ from sw.data.datasets import available
 BUILDS = {
     # Four lanes, eight features: two lists per lane.
     # Thesis-mode bootstraps of up to 32 draws take the sparse fill (code look-ups + sort).
-    "4 lanes": ({"max_rows": 64, "max_samples": 64, "max_features": 8, "feature_lanes": 4,
+    "4 lanes": ({"max_rows": 64, "max_samples": 64, "feature_capacity": 8, "feature_lanes": 4,
                  "code_bits": 8, "classes": 4, "max_depth": 8, "sparse_rows": 32}, 70, 101),
     # One lane holds every list; classes not a power of two (labels >= 3 are bad input).
-    "1 lane, 3 classes": ({"max_rows": 48, "max_samples": 80, "max_features": 5, "feature_lanes": 1,
+    "1 lane, 3 classes": ({"max_rows": 48, "max_samples": 80, "feature_capacity": 5, "feature_lanes": 1,
                            "code_bits": 6, "classes": 3, "max_depth": 10, "sparse_rows": 16}, 50, 102),
     # More lanes than some trees have features; few nodes of depth (2^(5+1) - 1 nodes).
-    "8 lanes, depth 5": ({"max_rows": 40, "max_samples": 40, "max_features": 12, "feature_lanes": 8,
+    "8 lanes, depth 5": ({"max_rows": 40, "max_samples": 40, "feature_capacity": 12, "feature_lanes": 8,
                           "code_bits": 10, "classes": 5, "max_depth": 5}, 50, 103),
     # Lists of 24 in-bag rows, bootstraps of up to 40 draws: more distinct rows than a list
     # holds raise inbag_overflow.
-    "short lists": ({"max_rows": 100, "max_samples": 40, "max_inbag_rows": 24, "max_features": 6,
+    "short lists": ({"max_rows": 100, "max_samples": 40, "max_inbag_rows": 24, "feature_capacity": 6,
                      "feature_lanes": 2, "code_bits": 12, "classes": 2, "max_depth": 12}, 40, 104),
 }
 
-DATASETS_BUILD = {"max_rows": 2200, "max_samples": 2200, "max_features": 64, "feature_lanes": 8,
+DATASETS_BUILD = {"max_rows": 2200, "max_samples": 2200, "feature_capacity": 64, "feature_lanes": 8,
                   "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}
 
 
@@ -66,21 +66,21 @@ def test_pe_cycles_per_tree_stay_within_the_cycle_model():
     if not all(available(name) for name in names):
         pytest.skip("iris and sonar not found: set HWFOREST_DATA_DIR (e.g. ../shared/datasets)")
     records = measure(names, trees=3)
-    assert {record["mode"] for record in records} == {"tree", "node"}
+    assert {record["mode"] for record in records} == {"thesis", "forest"}
     for record in records[1:]:
         if record["handover"] == "alone":
             model = cycle_model(record, BUILD["feature_lanes"])
             assert record["cycles"] <= 1.5 * model, (record["label"], record["mode"], record["cycles"], model)
-            if record["mode"] == "tree":
+            if record["mode"] == "thesis":
                 assert record["cycles"] < 200, (record["label"], record["cycles"])
     for (name, mode), row in latency_and_steady_state(records, BUILD["feature_lanes"]).items():
-        limit = 0.85 * row["latency"] if mode == "tree" else row["latency"] + 2
+        limit = 0.85 * row["latency"] if mode == "thesis" else row["latency"] + 2
         assert row["steady"] <= limit, (name, mode, row)
 
 
 @pytest.mark.parametrize("arguments, text", [
     ({"feature_lanes": 3}, "feature_lanes must be a power of two, not 3"),
-    ({"max_features": 4, "feature_lanes": 8}, "feature_lanes must be at most max_features"),
+    ({"feature_capacity": 4, "feature_lanes": 8}, "feature_lanes must be at most feature_capacity"),
     ({"classes": 1}, "classes must be between 2 and 64, not 1"),
     ({"max_inbag_rows": 300, "max_rows": 256}, "max_inbag_rows must be between 1 and 256, not 300"),
     ({"max_depth": 0}, "max_depth must be between 1 and 255, not 0"),

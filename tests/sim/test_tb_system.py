@@ -9,7 +9,7 @@ from sim.runner import PROJECT_ROOT, simulate
 from sw.methods.forest.estimator import HardwareForestClassifier
 
 SMALL = {"pe_count": 2, "max_trees": 8, "radix_bits": 4, "traversal_stages": 1, "max_rows": 48,
-         "max_samples": 48, "max_features": 6, "feature_lanes": 2, "code_bits": 8, "classes": 4,
+         "max_samples": 48, "feature_capacity": 6, "feature_lanes": 2, "code_bits": 8, "classes": 4,
          "max_depth": 8}
 
 

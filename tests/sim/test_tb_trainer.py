@@ -8,7 +8,7 @@ from sw.data.datasets import available
 
 # Thesis-mode trees (16 draws) take the PEs' sparse fill here, their codes looked up through
 # the trainer's look-up ports; the system tests' builds (no sparse_rows) use the list filter.
-SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "max_features": 8,
+SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "feature_capacity": 8,
          "feature_lanes": 4, "code_bits": 8, "classes": 4, "max_depth": 8,
          "sparse_rows": 16}
 
@@ -34,7 +34,7 @@ def test_dataset_forests_equal_the_model(pe_count):
     # Two lanes per PE keep the Verilator build of four PEs short (lanes do not change trees);
     # 2,200 rows hold ctg (2,126 rows, 21 features, 3 classes); lists of 1,536 rows hold its
     # bootstraps (about 1,344 distinct rows), as the comparison's PEs assume.
-    build = {**SMALL, "max_rows": 2200, "max_samples": 2200, "max_inbag_rows": 1536, "max_features": 64,
+    build = {**SMALL, "max_rows": 2200, "max_samples": 2200, "max_inbag_rows": 1536, "feature_capacity": 64,
              "feature_lanes": 2,
              "code_bits": 16, "max_depth": 24, "radix_bits": 8, "pe_count": pe_count}
     tests, failed = simulate("forest_trainer", "sim.tb_trainer", parameters=build,

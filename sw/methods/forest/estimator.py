@@ -30,7 +30,6 @@ THESIS_PRESET = {
     "n_estimators": 250,
     "max_samples": 16,
     "max_depth": 4,
-    "feature_sampling": "tree",
     "quantizer": "fixed",
 }
 
@@ -55,8 +54,6 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         False trains every tree on every row once.
     max_features : {"sqrt", "log2"}, int, float or None, default "sqrt"
         Non-constant features examined per node, resolved as scikit-learn does.
-    feature_sampling : {"node", "tree"}, default "node"
-        A fresh feature subset per node, or one feature per tree (thesis).
     min_samples_split : int, default 2
         Nodes with fewer distinct in-bag rows are leaves.
     min_samples_leaf : int, default 1
@@ -103,7 +100,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, n_estimators=100, *, mode="forest", max_depth=None, max_samples=None,
-                 bootstrap=True, max_features="sqrt", feature_sampling="node",
+                 bootstrap=True, max_features="sqrt",
                  min_samples_split=2, min_samples_leaf=1, quantizer="rank", code_bits=16,
                  max_classes=256, max_features_supported=16384,
                  max_rows_supported=1 << 20, backend="model", pe_count=2, n_jobs=None,
@@ -114,7 +111,6 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         self.max_samples = max_samples
         self.bootstrap = bootstrap
         self.max_features = max_features
-        self.feature_sampling = feature_sampling
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.quantizer = quantizer
@@ -165,8 +161,8 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
             max_depth=params["max_depth"],
             max_samples=_resolve_max_samples(params["max_samples"], n_rows),
             bootstrap=params["bootstrap"],
-            max_features=_resolve_max_features(params["max_features"], n_features),
-            feature_sampling=params["feature_sampling"],
+            features_per_split=_resolve_max_features(params["max_features"], n_features),
+            thesis_mode=params["mode"] == "thesis",
             min_samples_split=params["min_samples_split"],
             min_samples_leaf=params["min_samples_leaf"])
 

@@ -27,7 +27,7 @@ import numpy as np
 from sw.methods.forest.rng import TreeRandom
 
 __all__ = [
-    "FEATURE_SAMPLING_KINDS", "TrainingParameters", "Tree", "SplitCandidate",
+    "TrainingParameters", "Tree", "SplitCandidate",
     "presorted_order", "bootstrap_weights", "inbag_row_count", "inbag_lists", "NodeFeatureDrawer",
     "draw_node_features", "split_score", "compare_split_scores", "best_split_of_segment",
     "best_split_of_node", "midpoint_code", "stable_partition", "leaf_decision", "majority_class",
@@ -35,7 +35,6 @@ __all__ = [
     "trees_equal",
 ]
 
-FEATURE_SAMPLING_KINDS = ("node", "tree")
 #: Relative width of the float pre-screen band; candidates inside it are compared exactly.
 #: The float score has a relative error below 1e-15, so the exact best is always inside.
 _NEAR_TIE_TOLERANCE = 1e-12
@@ -68,11 +67,13 @@ class TrainingParameters:
         Bootstrap draws per tree (ignored when ``bootstrap`` is False).
     bootstrap : bool
         Draw rows with replacement (integer weights) or use every row once.
-    max_features : int
-        Non-constant features examined per node (``feature_sampling="node"``).
-    feature_sampling : {"node", "tree"}
-        "node": a fresh random subset at every node (scikit-learn); "tree": one feature
-        drawn per tree and used at every node (the thesis).
+    features_per_split : int
+        Non-constant features examined per split (forest mode; scikit-learn's resolved
+        ``max_features``).
+    thesis_mode : bool
+        False (forest mode): a fresh random subset of features at every node, as
+        scikit-learn; True (thesis mode): one feature drawn per tree and used at every
+        node, as the thesis's hardware.
     min_samples_split : int
         A node with fewer distinct in-bag rows is a leaf.
     min_samples_leaf : int
@@ -82,8 +83,8 @@ class TrainingParameters:
     max_depth: int = None
     max_samples: int = 1
     bootstrap: bool = True
-    max_features: int = 1
-    feature_sampling: str = "node"
+    features_per_split: int = 1
+    thesis_mode: bool = False
     min_samples_split: int = 2
     min_samples_leaf: int = 1
 
@@ -91,14 +92,13 @@ class TrainingParameters:
         _check_int("n_classes", self.n_classes, 2)
         _check_int("max_depth", self.max_depth, 0, allow_none=True)
         _check_int("max_samples", self.max_samples, 1)
-        _check_int("max_features", self.max_features, 1)
+        _check_int("features_per_split", self.features_per_split, 1)
         _check_int("min_samples_split", self.min_samples_split, 2)
         _check_int("min_samples_leaf", self.min_samples_leaf, 1)
         if not isinstance(self.bootstrap, (bool, np.bool_)):
             raise TypeError(f"bootstrap must be True or False, not {self.bootstrap!r}")
-        if self.feature_sampling not in FEATURE_SAMPLING_KINDS:
-            raise ValueError(f"feature_sampling must be one of {FEATURE_SAMPLING_KINDS}, "
-                             f"not {self.feature_sampling!r}")
+        if not isinstance(self.thesis_mode, (bool, np.bool_)):
+            raise TypeError(f"thesis_mode must be True or False, not {self.thesis_mode!r}")
 
 
 @dataclasses.dataclass
@@ -261,13 +261,13 @@ class NodeFeatureDrawer:
                 return candidate
 
 
-def draw_node_features(drawer, is_constant, max_features):
+def draw_node_features(drawer, is_constant, features_per_split):
     """Features examined at one node, in visit order (partial Fisher-Yates).
 
     Draw i (i = 0, 1, ...) picks j = ``drawer.integer(n_features - i) + i`` and swaps
     positions i and j of the permutation 0..n_features-1; the feature now at position i
     is visited. Constant features (in this node) are skipped and do not count. Drawing
-    stops when ``max_features`` non-constant features were visited or every non-constant
+    stops when ``features_per_split`` non-constant features were visited or every non-constant
     feature was visited; a node whose features are all constant makes no draw.
 
     Parameters
@@ -275,7 +275,7 @@ def draw_node_features(drawer, is_constant, max_features):
     drawer : NodeFeatureDrawer (or anything with ``integer(bound)``)
     is_constant : sequence of bool, length n_features
         True where all in-bag codes of the node are equal for that feature.
-    max_features : int
+    features_per_split : int
 
     Returns
     -------
@@ -284,7 +284,7 @@ def draw_node_features(drawer, is_constant, max_features):
     """
     is_constant = [bool(flag) for flag in is_constant]
     n_features = len(is_constant)
-    wanted = min(max_features, n_features - sum(is_constant))
+    wanted = min(features_per_split, n_features - sum(is_constant))
     swapped = {}  # sparse Fisher-Yates permutation: position -> feature
     visited = []
     position = 0
@@ -600,7 +600,7 @@ def train_tree(codes, labels, params, seed, tree_index, order=None, codes_by_fea
     random = TreeRandom(seed, tree_index)
     weights = bootstrap_weights(random, n_rows, params.max_samples, params.bootstrap)
     drawer = NodeFeatureDrawer(random)
-    tree_feature = drawer.integer(n_features) if params.feature_sampling == "tree" else None
+    tree_feature = drawer.integer(n_features) if params.thesis_mode else None
     rows, _ = inbag_lists(order, weights)
     n_inbag = rows.shape[1]
 
@@ -632,7 +632,7 @@ def train_tree(codes, labels, params, seed, tree_index, order=None, codes_by_fea
             if tree_feature is not None:
                 chosen = [] if constant[slot][tree_feature] else [tree_feature]
             else:
-                chosen = draw_node_features(drawer, constant[slot], params.max_features)
+                chosen = draw_node_features(drawer, constant[slot], params.features_per_split)
             pair_slot.extend([slot] * len(chosen))
             pair_feature.extend(chosen)
         if not pair_slot:

@@ -40,7 +40,7 @@ def test_overflow_counts_carry_cells_twice():
 
 def test_critical_sources_skip_the_probe():
     log = ("Info: Critical path report for clock 'clk' (posedge -> posedge):\n"
-           "Info:   /work/main/hw/quartus.py:12\nInfo:   /x/hw/gini.py:144\n"
+           "Info:   /work/main/hw/flows/quartus.py:12\nInfo:   /x/hw/gini.py:144\n"
            "Info:   /x/hw/gini.py:144\nInfo:   /x/hw/rng.py:7\n"
            "Info: Critical path report for cross-domain path '<async>' -> 'posedge clk':\n"
            "Info:   /x/hw/sorter.py:1\n")

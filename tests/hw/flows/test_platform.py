@@ -22,12 +22,12 @@ SMALL = {
     "inbag_builder": {"max_rows": 64, "max_samples": 64},
     "partition_unit": {"max_rows": 64, "max_samples": 64},
     "gini_scanner": {"row_bits": 6, "count_bits": 7},
-    "processing_element": {"max_rows": 64, "max_samples": 64, "max_features": 4,
+    "processing_element": {"max_rows": 64, "max_samples": 64, "feature_capacity": 4,
                            "feature_lanes": 2},
-    "inference_engine": {"max_trees": 4, "max_nodes_per_tree": 7, "max_features": 8},
-    "forest_trainer": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "max_features": 4,
+    "inference_engine": {"max_trees": 4, "max_nodes_per_tree": 7, "feature_capacity": 8},
+    "forest_trainer": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "feature_capacity": 4,
                        "feature_lanes": 2},
-    "forest_system": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "max_features": 4,
+    "forest_system": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "feature_capacity": 4,
                       "feature_lanes": 2},
 }
 

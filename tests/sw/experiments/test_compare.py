@@ -150,7 +150,7 @@ def test_rotor_wait_is_a_round_of_lists_unless_the_sparse_fill_reads_none():
     design = {"feature_lanes": 8, "sparse_rows": 16}
     codes = np.zeros((1701, 21), dtype=int)
     forest = model.TrainingParameters(n_classes=3, max_samples=1701)
-    thesis = model.TrainingParameters(n_classes=3, max_samples=16, max_depth=4, feature_sampling="tree")
+    thesis = model.TrainingParameters(n_classes=3, max_samples=16, max_depth=4, thesis_mode=True)
     assert compare.rotor_wait_cycles({"codes": codes, "params": forest}, design) == 3 * 1701
     assert compare.rotor_wait_cycles({"codes": codes, "params": thesis}, design) == 0
     assert compare.rotor_wait_cycles({"codes": codes, "params": thesis}, {**design, "sparse_rows": 0}) == 3 * 1701
@@ -316,7 +316,7 @@ def test_bad_jobs_option_is_refused(capsys):
 
 def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     params = model.TrainingParameters(n_classes=3, max_depth=None, max_samples=120, bootstrap=True,
-                                      max_features=2, feature_sampling="node", min_samples_split=2,
+                                      features_per_split=2, thesis_mode=False, min_samples_split=2,
                                       min_samples_leaf=1)
     design = backend.design_for(120, 4, 3, 6, params)     # tests/sim/test_tb_system.py's build
     monkeypatch.setattr(compare, "SIM_DESIGN", design)

@@ -37,7 +37,7 @@ def test_same_seed_same_forest(wine):
 def test_tree_order_and_parallelism_do_not_matter(wine):
     X, y = wine
     codes = RankQuantizer(16).fit_transform(X)
-    params = TrainingParameters(n_classes=3, max_samples=len(y), max_features=3)
+    params = TrainingParameters(n_classes=3, max_samples=len(y), features_per_split=3)
     in_order = train_forest(codes, y, params, seed=9, n_estimators=8)
     backwards = train_forest(codes, y, params, seed=9, n_estimators=8,
                              tree_indices=range(7, -1, -1))[::-1]
@@ -63,7 +63,7 @@ def test_thesis_preset():
     model = HardwareForestClassifier(mode="thesis", random_state=0).fit(X, y)
     params = model.training_parameters_
     assert len(model.trees_) == 250
-    assert (params.max_samples, params.max_depth, params.feature_sampling) == (16, 4, "tree")
+    assert (params.max_samples, params.max_depth, params.thesis_mode) == (16, 4, True)
     assert model.quantizer_.kind == "fixed"
     for tree in model.trees_:
         assert tree.depth.max() <= 4 and tree.n_samples[0] == 16

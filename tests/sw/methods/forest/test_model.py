@@ -50,7 +50,7 @@ def test_node_feature_drawer_reproduces_tree_random():
 def test_draw_node_features_is_fisher_yates_skipping_constants():
     is_constant = [False, True, False, False, True, False, False]
     drawer = NodeFeatureDrawer(TreeRandom(2, 9))
-    visited = draw_node_features(drawer, is_constant, max_features=3)
+    visited = draw_node_features(drawer, is_constant, features_per_split=3)
     # Reference: explicit Fisher-Yates on a full list with TreeRandom.integer.
     reference = TreeRandom(2, 9)
     permutation = list(range(7))

@@ -56,7 +56,7 @@ def _compare(X, y, max_depth, min_samples_leaf):
     codes = RankQuantizer(16).fit_transform(X)
     params = TrainingParameters(n_classes=n_classes, max_depth=max_depth,
                                 max_samples=len(y), bootstrap=False,
-                                max_features=X.shape[1], min_samples_leaf=min_samples_leaf)
+                                features_per_split=X.shape[1], min_samples_leaf=min_samples_leaf)
     ours = train_tree(codes, y, params, seed=3, tree_index=0)
     reference = DecisionTreeClassifier(criterion="gini", max_depth=max_depth,
                                        min_samples_leaf=min_samples_leaf, random_state=0)
@@ -118,7 +118,7 @@ def test_training_predictions_equal_decision_tree_on_iris():
     X, y = load_iris(return_X_y=True)
     codes = RankQuantizer(16).fit_transform(X)
     params = TrainingParameters(n_classes=3, max_samples=len(y), bootstrap=False,
-                                max_features=4)
+                                features_per_split=4)
     tree = train_tree(codes, y, params, seed=0, tree_index=0)
     reference = DecisionTreeClassifier(random_state=0).fit(X, y)
     assert tree.n_nodes == reference.tree_.node_count
