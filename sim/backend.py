@@ -22,10 +22,24 @@ from sim import runner
 from sim.runner import simulate
 from sw.methods.forest.model import inbag_row_count
 
-__all__ = ["design_for", "train", "train_batch", "predict", "CLOCK_HZ"]
+__all__ = ["LIMITS", "check_capacity", "design_for", "train", "train_batch", "predict", "CLOCK_HZ"]
 
 #: The clock the modelled times assume (the thesis's Arria 10 design ran at 100 MHz).
 CLOCK_HZ = 100_000_000
+
+
+#: What the simulated accelerator can be built for, in the user's terms (the processing
+#: element's and forest trainer's parameter ranges).
+LIMITS = {"rows": 1 << 20, "features": 4096, "classes": 64, "trees": 1 << 16, "code_bits": 24}
+
+
+def check_capacity(**wanted):
+    """Refuse, by name and limit, a job the simulated accelerator cannot be built for
+    (keys of :data:`LIMITS`: rows, features, classes, trees, code_bits)."""
+    for name, value in wanted.items():
+        if value > LIMITS[name]:
+            raise ValueError(f"backend='sim': {value} {name} is more than the accelerator "
+                             f"can be built for ({LIMITS[name]})")
 
 
 def _power_of_two(value, minimum):

@@ -12,26 +12,29 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sw.methods.forest import model
 from sw.methods.forest.quantize import MAX_CODE_BITS, QUANTIZER_KINDS, make_quantizer
+from sw.methods.params import Boolean, Instance, Integer, Options, Real, validate_parameters
 
-__all__ = ["HardwareForestClassifier", "THESIS_PRESET", "MODES", "BACKENDS"]
+__all__ = ["HardwareForestClassifier", "MODE_DEFAULTS", "THESIS_PRESET", "MODES", "BACKENDS"]
 
 MODES = ("forest", "thesis")
 BACKENDS = ("model", "sim")
-#: What the simulated accelerator can be built for (``hw.pe.ProcessingElement``'s limits).
-SIM_LIMITS = {"rows": 1 << 20, "features": 4096, "classes": 64, "trees": 1 << 16, "code_bits": 24}
-#: The thesis design (ch. 4) as parameter values of the same algorithm.
-THESIS_PRESET = {
-    "n_estimators": 250,
-    "max_samples": 16,
-    "max_depth": 4,
-    "quantizer": "fixed",
+#: The value of a parameter that takes its mode's default (:data:`MODE_DEFAULTS`).
+AUTO = "auto"
+#: Per mode, the values that parameters left at ``"auto"`` take. Thesis mode is the
+#: thesis design (ch. 4) as parameter values of the same algorithm; forest mode is
+#: scikit-learn's ``RandomForestClassifier`` defaults.
+MODE_DEFAULTS = {
+    "forest": {"n_estimators": 100, "max_samples": None, "max_depth": None, "quantizer": "rank"},
+    "thesis": {"n_estimators": 250, "max_samples": 16, "max_depth": 4, "quantizer": "fixed"},
 }
+THESIS_PRESET = MODE_DEFAULTS["thesis"]
 
 
 class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
@@ -39,17 +42,22 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_estimators : int, default 100
-        Number of trees.
+    n_estimators : int or "auto", default "auto"
+        Number of trees; "auto": 100 in forest mode, 250 in thesis mode.
     mode : {"forest", "thesis"}, default "forest"
-        "thesis" applies :data:`THESIS_PRESET` (250 trees, bootstrap of 16 rows, depth 4,
-        one feature per tree, fixed-point codes) to every preset parameter still at its
-        forest default; a parameter given another value is kept.
-    max_depth : int or None, default None
-        Depth limit (root = 0); None grows until the leaves are pure or too small.
-    max_samples : int, float or None, default None
-        Bootstrap draws per tree: an int, a fraction of the rows (at least 1), or None
-        for as many as there are rows (as scikit-learn).
+        "forest": a fresh random subset of features at every split, as scikit-learn.
+        "thesis": one feature drawn per tree and used at every split, as the thesis's
+        hardware. The parameters left at "auto" take the mode's values
+        (:data:`MODE_DEFAULTS`: thesis mode 250 trees, bootstrap of 16 rows, depth 4,
+        fixed-point codes); a value passed explicitly always wins, so ``get_params()``
+        with ``mode`` describes the model that is trained.
+    max_depth : int, None or "auto", default "auto"
+        Depth limit (root = 0); None grows until the leaves are pure or too small;
+        "auto": None in forest mode, 4 in thesis mode.
+    max_samples : int, float, None or "auto", default "auto"
+        Bootstrap draws per tree: an int (at most the training rows), a fraction of the
+        rows (at least 1), or None for as many as there are rows (as scikit-learn);
+        "auto": None in forest mode, 16 in thesis mode.
     bootstrap : bool, default True
         False trains every tree on every row once.
     max_features : {"sqrt", "log2"}, int, float or None, default "sqrt"
@@ -58,8 +66,9 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         Nodes with fewer distinct in-bag rows are leaves.
     min_samples_leaf : int, default 1
         Each child must keep at least this many distinct in-bag rows.
-    quantizer : {"rank", "fixed"}, default "rank"
-        Feature-to-code map, see :mod:`sw.methods.forest.quantize`.
+    quantizer : {"rank", "fixed", "auto"}, default "auto"
+        Feature-to-code map, see :mod:`sw.methods.forest.quantize`; "auto": "rank" in
+        forest mode, "fixed" in thesis mode.
     code_bits : int, default 16
         Width of a feature code in the hardware.
     max_classes : int, default 256
@@ -92,6 +101,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         Forest seed of the per-tree generators.
     training_parameters_ : sw.methods.forest.model.TrainingParameters
         The resolved parameters the backend used.
+    effective_params_ : dict
+        ``get_params()`` with every "auto" replaced by the mode's value.
+    feature_importances_ : array
+        Mean decrease in Gini impurity per feature, computed by scikit-learn on
+        :meth:`to_sklearn`'s export (so equal to scikit-learn's definition).
+
+    Not supported: ``sample_weight`` (the bootstrap's integer weights are the only
+    weights) and ``warm_start``.
     train_cycles_, sort_cycles_ : int
         ``backend="sim"`` only: simulated cycles of the training (presort included) and of
         the presort.
@@ -99,9 +116,30 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         ``backend="sim"`` only: the accelerator's build parameters.
     """
 
-    def __init__(self, n_estimators=100, *, mode="forest", max_depth=None, max_samples=None,
+    _parameter_constraints = {
+        "n_estimators": [Integer(1), Options(AUTO)],
+        "mode": [Options(*MODES)],
+        "max_depth": [Integer(0), Options(None, AUTO)],
+        "max_samples": [Integer(1), Real(0, 1, low_open=True), Options(None, AUTO)],
+        "bootstrap": [Boolean()],
+        "max_features": [Options("sqrt", "log2", None), Integer(1), Real(0, 1, low_open=True)],
+        "min_samples_split": [Integer(2)],
+        "min_samples_leaf": [Integer(1)],
+        "quantizer": [Options(*QUANTIZER_KINDS, AUTO)],
+        "code_bits": [Integer(1, MAX_CODE_BITS)],
+        "max_classes": [Integer(2)],
+        "max_features_supported": [Integer(1)],
+        "max_rows_supported": [Integer(1)],
+        "backend": [Options(*BACKENDS)],
+        "pe_count": [Integer(1, 64)],
+        "n_jobs": [Options(None), Integer(1), Integer(-(1 << 16), -1)],
+        "random_state": [Integer(0, (1 << 32) - 1), Options(None),
+                         Instance(np.random.RandomState, "a numpy RandomState")],
+    }
+
+    def __init__(self, n_estimators=AUTO, *, mode="forest", max_depth=AUTO, max_samples=AUTO,
                  bootstrap=True, max_features="sqrt",
-                 min_samples_split=2, min_samples_leaf=1, quantizer="rank", code_bits=16,
+                 min_samples_split=2, min_samples_leaf=1, quantizer=AUTO, code_bits=16,
                  max_classes=256, max_features_supported=16384,
                  max_rows_supported=1 << 20, backend="model", pe_count=2, n_jobs=None,
                  random_state=None):
@@ -125,37 +163,24 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------
     def effective_params(self):
-        """The hyper-parameters after applying the mode preset (a dict)."""
+        """The hyper-parameters with every "auto" replaced by the mode's value (a dict),
+        after checking each against :attr:`_parameter_constraints`."""
+        validate_parameters(self)
         params = self.get_params()
-        if params["mode"] not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, not {params['mode']!r}")
-        if params["mode"] == "thesis":
-            defaults = type(self)().get_params()
-            for name, value in THESIS_PRESET.items():
-                if params[name] == defaults[name]:
-                    params[name] = value
+        for name, value in MODE_DEFAULTS[params["mode"]].items():
+            if params[name] == AUTO:
+                params[name] = value
         return params
 
     def _resolve(self, n_rows, n_features, n_classes):
         params = self.effective_params()
-        if params["backend"] not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, not {params['backend']!r}")
-        if params["quantizer"] not in QUANTIZER_KINDS:
-            raise ValueError(f"quantizer must be one of {QUANTIZER_KINDS}, "
-                             f"not {params['quantizer']!r}")
-        _check_integer("n_estimators", params["n_estimators"], 1)
-        _check_integer("code_bits", params["code_bits"], 1, MAX_CODE_BITS)
-        for name in ("max_classes", "max_features_supported", "max_rows_supported"):
-            _check_integer(name, params[name], 1)
-        if n_classes > params["max_classes"]:
-            raise ValueError(f"y has {n_classes} classes, more than max_classes = "
-                             f"{params['max_classes']} the hardware is configured for")
-        if n_features > params["max_features_supported"]:
-            raise ValueError(f"X has {n_features} features, more than max_features_supported"
-                             f" = {params['max_features_supported']}")
-        if n_rows > params["max_rows_supported"]:
-            raise ValueError(f"X has {n_rows} rows, more than max_rows_supported = "
-                             f"{params['max_rows_supported']}")
+        limits = {"classes": (n_classes, "max_classes", "y has"),
+                  "features": (n_features, "max_features_supported", "X has"),
+                  "rows": (n_rows, "max_rows_supported", "X has")}
+        for what, (value, name, subject) in limits.items():
+            if value > params[name]:
+                raise ValueError(f"{subject} {value} {what}, more than {name} = {params[name]}"
+                                 f" the hardware is configured for")
         return params, model.TrainingParameters(
             n_classes=n_classes,
             max_depth=params["max_depth"],
@@ -177,12 +202,15 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_classes_ = len(self.classes_)
         params, self.training_parameters_ = self._resolve(X.shape[0], X.shape[1],
                                                           self.n_classes_)
+        self.effective_params_ = params
         self.quantizer_ = make_quantizer(params["quantizer"], params["code_bits"])
         codes = self.quantizer_.fit_transform(X)
         self.seed_ = _resolve_seed(params["random_state"])
         if params["backend"] == "sim":
-            self._check_sim_capacity(X.shape, params)
-            from sim import backend
+            from sim import backend     # the one hook into the simulation (loads cocotb)
+            backend.check_capacity(rows=X.shape[0], features=X.shape[1],
+                                   classes=self.n_classes_, trees=params["n_estimators"],
+                                   code_bits=params["code_bits"])
             result = backend.train(codes, labels, self.training_parameters_, self.seed_,
                                    params["n_estimators"], pe_count=params["pe_count"],
                                    code_bits=params["code_bits"])
@@ -195,18 +223,8 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
                                              n_jobs=params["n_jobs"])
         return self
 
-    def _check_sim_capacity(self, shape, params):
-        """Refuse, by name and limit, what the simulated accelerator cannot be built for."""
-        _check_integer("pe_count", params["pe_count"], 1, 64)
-        wanted = {"rows": shape[0], "features": shape[1], "classes": self.n_classes_,
-                  "trees": params["n_estimators"], "code_bits": params["code_bits"]}
-        for name, value in wanted.items():
-            if value > SIM_LIMITS[name]:
-                raise ValueError(f"backend='sim': {value} {name} is more than the accelerator "
-                                 f"can be built for ({SIM_LIMITS[name]})")
-
     def _sim_inference(self, codes):
-        from sim import backend
+        from sim import backend     # the one hook into the simulation (loads cocotb)
         return backend.predict(self.trees_, codes, self.sim_design_)
 
     def _codes(self, X):
@@ -217,14 +235,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
     def predict_votes(self, X):
         """Number of trees voting for each class, int64 array (n_samples, n_classes)."""
         codes = self._codes(X)
-        if self.effective_params()["backend"] == "sim":
+        if self.effective_params_["backend"] == "sim":
             return self._sim_inference(codes)["votes"][:, :self.n_classes_]
         return model.forest_votes(self.trees_, codes, self.n_classes_)
 
     def predict_class_counts(self, X):
         """Sum of the reached leaves' weighted class counts (the hardware's optional output)."""
         codes = self._codes(X)
-        if self.effective_params()["backend"] == "sim":
+        if self.effective_params_["backend"] == "sim":
             return self._sim_inference(codes)["class_count_sums"][:, :self.n_classes_]
         return model.forest_class_counts(self.trees_, codes, self.n_classes_)
 
@@ -245,7 +263,6 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         are copied; the leaf values are the one-hot majority class, so that scikit-learn's
         probability averaging gives exactly this model's vote fractions.
         """
-        from sklearn.ensemble import RandomForestClassifier
         check_is_fitted(self)
         n_features = self.n_features_in_
         # Fitting a one-tree forest on a tiny dataset sets every attribute predict needs.
@@ -265,6 +282,12 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         forest.estimators_ = estimators
         forest.n_estimators = len(estimators)
         return forest
+
+    @property
+    def feature_importances_(self):
+        """Mean decrease in Gini impurity per feature (scikit-learn's definition, computed
+        on :meth:`to_sklearn`'s export of the trees)."""
+        return self.to_sklearn().feature_importances_
 
 
 def _export_tree(tree, quantizer, n_features, n_classes, node_dtype, tree_class):
@@ -290,44 +313,37 @@ def _export_tree(tree, quantizer, n_features, n_classes, node_dtype, tree_class)
     return exported
 
 
-def _check_integer(name, value, minimum, maximum=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, not {value!r}")
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be {bound}, not {value}")
-
-
 def _resolve_max_samples(max_samples, n_rows):
+    """Draws per tree; an integer above the training rows is refused (as scikit-learn)."""
     if max_samples is None:
         return n_rows
-    if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
-        _check_integer("max_samples", max_samples, 1)
+    if isinstance(max_samples, numbers.Integral):
+        if max_samples > n_rows:
+            raise ValueError(f"max_samples={max_samples} is more than the {n_rows} training "
+                             f"rows: give at most {n_rows}, a fraction in (0, 1] or None")
         return int(max_samples)
-    if isinstance(max_samples, numbers.Real) and 0 < max_samples <= 1:
-        return max(round(n_rows * max_samples), 1)
-    raise ValueError(f"max_samples must be None, an integer >= 1 or a fraction in (0, 1], "
-                     f"not {max_samples!r}")
+    return max(round(n_rows * max_samples), 1)
 
 
 def _resolve_max_features(max_features, n_features):
+    """Features searched per split, resolved as scikit-learn does; an integer above the
+    features is refused."""
     if max_features is None:
         return n_features
     if max_features == "sqrt":
         return max(1, int(np.sqrt(n_features)))
     if max_features == "log2":
         return max(1, int(np.log2(n_features)))
-    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        _check_integer("max_features", max_features, 1, n_features)
+    if isinstance(max_features, numbers.Integral):
+        if max_features > n_features:
+            raise ValueError(f"max_features={max_features} is more than the {n_features} "
+                             f"features of X: give at most {n_features}, a fraction in "
+                             f"(0, 1], 'sqrt', 'log2' or None")
         return int(max_features)
-    if isinstance(max_features, numbers.Real) and 0 < max_features <= 1:
-        return max(1, int(max_features * n_features))
-    raise ValueError(f"max_features must be 'sqrt', 'log2', None, an integer in "
-                     f"[1, {n_features}] or a fraction in (0, 1], not {max_features!r}")
+    return max(1, int(max_features * n_features))
 
 
 def _resolve_seed(random_state):
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        _check_integer("random_state", random_state, 0, (1 << 32) - 1)
+    if isinstance(random_state, numbers.Integral):
         return int(random_state)
     return int(check_random_state(random_state).randint(0, 1 << 32, dtype=np.int64))

@@ -1,6 +1,6 @@
 """The large-margin metric learning estimator (thesis eq. 2.8/2.9, chapter 3)."""
 
-import numbers
+import math
 import time
 
 import numpy as np
@@ -10,6 +10,8 @@ from threadpoolctl import threadpool_limits
 
 from .hierarchical import (DEFAULT_N_ITERATIONS, hierarchical_schedule, points_in_sphere,
                            sphere_centres, stratified_sample)
+from sw.methods.params import Boolean, Integer, Options, Real, validate_parameters
+
 from .mining import canonical_miner_name, mine_triplets
 from .solvers import (SDP_MAX_COST, SDP_MAX_FEATURES, SDP_MAX_TRIPLETS, build_problem, project_psd,
                       solve_projected_gradient, solve_sdp, solve_sdp_clarabel)
@@ -100,6 +102,21 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         Wall-clock seconds spent in ``fit``.
     """
 
+    _parameter_constraints = {
+        "hierarchical": [Boolean()],
+        "solver": [Options(*SOLVERS)],
+        "sdp_interface": [Options(*SDP_INTERFACES)],
+        "k": [Integer(1)],
+        "c": [Real(0, math.inf, low_open=True)],
+        "negative_sampling_cap": [Real(0, math.inf, low_open=True)],
+        "max_iter": [Integer(1)],
+        "tol": [Real(0, math.inf)],
+        "max_triplets": [Integer(1)],
+        "n_iterations": [Integer(1)],
+        "sphere_placement": [Options("data", "box")],
+        "diagonal_strengthening": [Real(0, math.inf)],
+    }
+
     def __init__(self, mining="batch_hard", hierarchical=False, solver="auto", k=3, c=1.0,
                  negative_sampling_cap=1.4, max_iter=2000, tol=1e-6, max_triplets=1_000_000,
                  n_iterations=DEFAULT_N_ITERATIONS, sphere_placement="data",
@@ -122,42 +139,7 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
     def _validate_hyperparameters(self):
         canonical_miner_name(self.mining)
-
-        def is_integer(value):
-            return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-        def is_real(value):
-            return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-        if not isinstance(self.hierarchical, (bool, np.bool_)):
-            raise ValueError(f"hierarchical={self.hierarchical!r} must be True or False")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver={self.solver!r} must be one of {list(SOLVERS)}")
-        if self.sdp_interface not in SDP_INTERFACES:
-            raise ValueError(f"sdp_interface={self.sdp_interface!r} must be one of "
-                             f"{list(SDP_INTERFACES)}")
-        if not is_integer(self.k) or self.k < 1:
-            raise ValueError(f"k={self.k!r} must be an integer >= 1")
-        if not is_real(self.c) or not 0 < self.c < np.inf:
-            raise ValueError(f"c={self.c!r} must be a finite positive number")
-        if not is_real(self.negative_sampling_cap) or not 0 < self.negative_sampling_cap < np.inf:
-            raise ValueError(f"negative_sampling_cap={self.negative_sampling_cap!r} must be a "
-                             f"finite number > 0 (the thesis uses 1.4)")
-        if not is_integer(self.max_iter) or self.max_iter < 1:
-            raise ValueError(f"max_iter={self.max_iter!r} must be an integer >= 1")
-        if not is_real(self.tol) or not 0 <= self.tol < np.inf:
-            raise ValueError(f"tol={self.tol!r} must be a finite number >= 0")
-        if not is_integer(self.max_triplets) or self.max_triplets < 1:
-            raise ValueError(f"max_triplets={self.max_triplets!r} must be an integer >= 1")
-        if not is_integer(self.n_iterations) or self.n_iterations < 1:
-            raise ValueError(f"n_iterations={self.n_iterations!r} must be an integer >= 1")
-        if self.sphere_placement not in ("data", "box"):
-            raise ValueError(f"sphere_placement={self.sphere_placement!r} must be 'data' "
-                             f"or 'box'")
-        if (not is_real(self.diagonal_strengthening)
-                or not 0 <= self.diagonal_strengthening < np.inf):
-            raise ValueError(f"diagonal_strengthening={self.diagonal_strengthening!r} "
-                             f"must be a finite number >= 0")
+        validate_parameters(self)
 
     @staticmethod
     def _validate_labels(y, k):

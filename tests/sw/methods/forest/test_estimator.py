@@ -7,6 +7,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 from sw.methods.forest.estimator import HardwareForestClassifier
@@ -72,6 +73,45 @@ def test_thesis_preset():
     assert len(kept.trees_) == 40  # a parameter set away from its default is kept
 
 
+def test_explicit_parameters_win_over_the_thesis_preset():
+    """Values equal to the forest defaults, passed explicitly, are not replaced by the
+    preset: 100 trees of unlimited depth with the rank quantiser, one feature per tree."""
+    X, y = load_iris(return_X_y=True)
+    estimator = HardwareForestClassifier(mode="thesis", n_estimators=100, max_depth=None,
+                                         quantizer="rank", random_state=0)
+    model = estimator.fit(X, y)
+    assert len(model.trees_) == 100
+    assert model.training_parameters_.max_depth is None
+    assert model.training_parameters_.thesis_mode
+    assert model.quantizer_.kind == "rank"
+    assert max(int(tree.depth.max()) for tree in model.trees_) > 4   # 16 draws, unlimited
+    for tree in model.trees_:
+        assert len(set(tree.feature[tree.feature >= 0].tolist())) <= 1
+    params = model.get_params()
+    assert (params["n_estimators"], params["max_depth"], params["quantizer"]) == (100, None, "rank")
+    # A grid over max_depth in thesis mode fits different models under different labels.
+    shallow = clone(estimator).set_params(max_depth=2).fit(X, y)
+    assert max(int(tree.depth.max()) for tree in shallow.trees_) == 2
+
+
+def test_auto_takes_the_forest_defaults_in_forest_mode():
+    X, y = load_iris(return_X_y=True)
+    model = HardwareForestClassifier(random_state=0).fit(X, y)
+    assert len(model.trees_) == 100 and model.quantizer_.kind == "rank"
+    assert model.training_parameters_.max_samples == len(y)
+    assert model.training_parameters_.max_depth is None
+    assert model.effective_params_["n_estimators"] == 100
+
+
+def test_feature_importances_are_scikit_learns_on_the_export(wine):
+    X, y = wine
+    model = HardwareForestClassifier(10, random_state=0).fit(X, y)
+    importances = model.feature_importances_
+    assert importances.shape == (X.shape[1],)
+    assert np.isclose(importances.sum(), 1.0)
+    assert np.array_equal(importances, model.to_sklearn().feature_importances_)
+
+
 def test_proba_rows_sum_to_one_and_predict_is_argmax(wine):
     X, y = wine
     model = HardwareForestClassifier(15, random_state=3).fit(X, y)
@@ -123,12 +163,20 @@ def test_bad_input_raises_clear_errors(X, y, message):
     ({"max_classes": 2}, "3 classes, more than max_classes = 2"),
     ({"max_features_supported": 1}, "2 features, more than max_features_supported = 1"),
     ({"max_rows_supported": 4}, "6 rows, more than max_rows_supported = 4"),
-    ({"code_bits": 33}, r"code_bits must be in \[1, 32\], not 33"),
-    ({"mode": "fast"}, "mode must be one of"),
-    ({"backend": "fpga"}, "backend must be one of"),
-    ({"max_features": 5}, r"max_features must be in \[1, 2\], not 5"),
-    ({"random_state": 2**32}, r"random_state must be in \[0, 4294967295\]"),
-    ({"n_estimators": 0}, "n_estimators must be >= 1, not 0"),
+    ({"code_bits": 33}, r"code_bits=33 must be an integer in \[1, 32\]"),
+    ({"mode": "fast"}, "mode='fast' must be 'forest' or 'thesis'"),
+    ({"backend": "fpga"}, "backend='fpga' must be 'model' or 'sim'"),
+    ({"max_features": 5}, r"max_features=5 is more than the 2 features of X: give at most 2"),
+    ({"max_features": True}, r"max_features=True must be 'sqrt', 'log2', None, an integer "
+                             r">= 1 or a number in \(0, 1\]"),
+    ({"max_features": 1.5}, r"max_features=1.5 must be"),
+    ({"max_samples": 7}, r"max_samples=7 is more than the 6 training rows: give at most 6"),
+    ({"max_samples": False}, r"max_samples=False must be an integer >= 1"),
+    ({"bootstrap": 1}, r"bootstrap=1 must be True or False"),
+    ({"max_depth": "deep"}, r"max_depth='deep' must be an integer >= 0, None or 'auto'"),
+    ({"random_state": 2**32}, r"random_state=4294967296 must be an integer in \[0, 4294967295\]"),
+    ({"n_estimators": 0}, "n_estimators=0 must be an integer >= 1 or 'auto'"),
+    ({"n_estimators": 2.0}, "n_estimators=2.0 must be an integer >= 1 or 'auto'"),
 ])
 def test_bad_parameters_and_capacity_limits(params, message):
     X = np.arange(12, dtype=float).reshape(6, 2)
