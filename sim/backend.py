@@ -13,16 +13,19 @@ PEs, ``feature_lanes`` lanes.
 """
 
 import concurrent.futures
+import json
 import os
 import pickle
 import tempfile
 import time
 
+from hw.designs import system_for_dataset
 from sim import runner
-from sim.runner import simulate
+from sim.runner import BUILD_ROOT, PROJECT_ROOT, simulate
 from sw.methods.forest.model import inbag_row_count
 
-__all__ = ["LIMITS", "check_capacity", "design_for", "train", "train_batch", "predict", "CLOCK_HZ"]
+__all__ = ["LIMITS", "check_capacity", "design_for", "train", "train_batch", "predict",
+           "pe_report", "CLOCK_HZ", "PROJECT_ROOT", "BUILD_ROOT"]
 
 #: The clock the modelled times assume (the thesis's Arria 10 design ran at 100 MHz).
 CLOCK_HZ = 100_000_000
@@ -42,23 +45,12 @@ def check_capacity(**wanted):
                              f"can be built for ({LIMITS[name]})")
 
 
-def _power_of_two(value, minimum):
-    return max(minimum, 1 << max(0, int(value) - 1).bit_length())
-
-
 def design_for(n_rows, n_features, n_classes, n_trees, params, *, pe_count=2, feature_lanes=8,
                code_bits=16):
-    """The ForestSystem parameters for a dataset of this size (a dict for ``simulate``)."""
-    max_rows = _power_of_two(n_rows, 64)
-    feature_capacity = _power_of_two(n_features, 4)
-    depth = params.max_depth if params.max_depth is not None else 48
-    return {
-        "pe_count": pe_count, "max_trees": _power_of_two(n_trees, 16), "radix_bits": 8,
-        "traversal_stages": 1, "max_rows": max_rows, "max_samples": max_rows,
-        "feature_capacity": feature_capacity, "feature_lanes": min(feature_lanes, feature_capacity),
-        "code_bits": code_bits, "classes": _power_of_two(n_classes, 2),
-        "max_depth": _power_of_two(depth, 4),
-    }
+    """The ForestSystem parameters for a dataset of this size (a dict for ``simulate``;
+    the rule is :func:`hw.designs.system_for_dataset`)."""
+    return system_for_dataset(n_rows, n_features, n_classes, n_trees, params.max_depth,
+                              pe_count=pe_count, feature_lanes=feature_lanes, code_bits=code_bits)
 
 
 def _check_holds(design, codes, params, n_trees, seed):
@@ -198,3 +190,16 @@ def predict(trees, codes, design, *, labels=None):
     ``rows_seen``, ``rows_labelled``, ``rows_correct``.
     """
     return _session(design, {"forest": list(trees), "predict": {"codes": codes, "labels": labels}})
+
+
+def pe_report(testcase, build, testbench, *, profile=False):
+    """Run one cocotb test of the processing element ``build`` (``sim.tb_pe``, or
+    ``sim.tb_pe_profile`` with ``profile``) with the ``testbench`` settings; return the
+    JSON report the testbench writes (the measurements of ``sw.experiments.pe_cycles``)."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        simulate("processing_element", "sim.tb_pe_profile" if profile else "sim.tb_pe",
+                 parameters=build, testcase=testcase,
+                 testbench={**testbench, "report": report}, seed=1)
+        with open(report) as file:
+            return json.load(file)

@@ -15,7 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from hw.flows.verilog import DESIGNS, write_verilog
+from hw.designs import DESIGNS
+from hw.flows.verilog import write_verilog
 
 __all__ = ["COMPLETED_RUNS", "PROJECT_ROOT", "BUILD_ROOT", "MINIMUM_VERILATOR", "SimulationFailed", "TESTBENCHES",
            "verilator_environment", "build", "simulate", "testbench_parameters"]

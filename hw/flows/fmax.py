@@ -33,7 +33,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from hw.flows.verilog import DESIGNS
+from hw.designs import DESIGNS
 
 __all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "ON_REQUEST", "default_designs", "synthesise", "place_and_route", "fmax", "report",
            "main"]

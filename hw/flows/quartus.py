@@ -30,7 +30,7 @@ from amaranth.lib import io
 from amaranth.lib.wiring import In
 
 from hw.checks import refuse_construction
-from hw.flows.verilog import DESIGNS
+from hw.designs import DESIGNS
 from hw.flows.platform import Arria10Platform
 
 __all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "parse_overrides",

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from hw.flows.verilog import DESIGNS
+from hw.designs import DESIGNS
 
 __all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M20K_CONFIGURATIONS",
            "estimate", "m20k_blocks", "alm_estimate", "dsp_block_estimate", "pe_estimate",

@@ -24,21 +24,18 @@ consecutive trees is the steady-state time per tree.
 """
 
 import argparse
-import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
-from sim.runner import PROJECT_ROOT, simulate
+from hw.designs import build_parameters
+from sim import backend
 
 __all__ = ["BUILD", "cycle_model", "measure", "latency_and_steady_state", "measure_states",
            "state_table", "main"]
 
-#: The PE the measurements are taken on (the datasets build of tests/sim/test_tb_pe.py).
-BUILD = {"max_rows": 2200, "max_samples": 2200, "feature_capacity": 64, "feature_lanes": 8,
-         "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}
+#: The PE the measurements are taken on (the catalogue's ``pe_datasets`` build).
+BUILD = build_parameters("pe_datasets")
 
 
 def cycle_model(record, lanes):
@@ -59,13 +56,9 @@ def measure(datasets, trees, build=BUILD):
 
 def _simulate_report(test_module, testcase, datasets, trees, build):
     """Run one cocotb test of the PE without stalls on ``datasets``; its JSON report."""
-    with tempfile.TemporaryDirectory() as folder:
-        report = os.path.join(folder, "report.json")
-        simulate("processing_element", test_module, parameters=build, testcase=testcase,
-                 testbench={"datasets": list(datasets), "dataset_trees": trees, "report": report,
-                            "idle_probability": 0.0, "stall_probability": 0.0}, seed=1)
-        with open(report) as file:
-            return json.load(file)
+    return backend.pe_report(testcase, build, {
+        "datasets": list(datasets), "dataset_trees": trees, "idle_probability": 0.0,
+        "stall_probability": 0.0}, profile=test_module == "sim.tb_pe_profile")
 
 
 def latency_and_steady_state(records, lanes):
@@ -151,7 +144,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["iris", "sonar", "ctg"])
     parser.add_argument("--trees", type=int, default=3, help="trees per dataset and mode")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_cycles.md"))
+    parser.add_argument("--out", default=str(backend.PROJECT_ROOT / "results" / "pe_cycles.md"))
     parser.add_argument("--states", action="store_true",
                         help="also simulate the trees alone once more and show the cycles per "
                              "controller state (where the cycles go)")

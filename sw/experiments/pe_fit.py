@@ -35,7 +35,7 @@ from pathlib import Path
 
 from hw.lane import lane_slots
 from hw.flows.resources import ARRIA10_10AX115, estimate, m20k_blocks
-from sim.runner import BUILD_ROOT, PROJECT_ROOT
+from sim.backend import BUILD_ROOT, PROJECT_ROOT
 
 __all__ = ["inbag_capacity", "lane_options", "throughput", "pe_parameters", "trainer_memories", "pes_that_fit", "main"]
 

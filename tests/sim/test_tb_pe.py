@@ -9,6 +9,7 @@ ctg. Every tree is compared with ``sw.methods.forest.model.train_tree`` node by 
 import pytest
 
 from hw.pe import ProcessingElement
+from hw.designs import build_parameters
 from sim.runner import simulate
 from sw.data.datasets import available
 
@@ -29,8 +30,7 @@ BUILDS = {
                      "feature_lanes": 2, "code_bits": 12, "classes": 2, "max_depth": 12}, 40, 104),
 }
 
-DATASETS_BUILD = {"max_rows": 2200, "max_samples": 2200, "feature_capacity": 64, "feature_lanes": 8,
-                  "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}
+DATASETS_BUILD = build_parameters("pe_datasets")
 
 
 @pytest.mark.parametrize("build", list(BUILDS))

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import hw.flows.fmax
-from hw.flows.verilog import DESIGNS
+from hw.designs import DESIGNS
 from hw.flows.fmax import _critical_sources, _overflow, default_designs, fmax, main, report
 
 pytestmark = pytest.mark.skipif("partition_unit" not in DESIGNS, reason="no partition_unit design")

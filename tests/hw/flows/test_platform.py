@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from amaranth.sim import Simulator
 
-from hw.flows.verilog import DESIGNS
+from hw.designs import DESIGNS
 from hw.flows.platform import (CLOCK_FREQUENCY, PART, PINS_QSF_FILE, QUARTUS_PRO_TOOLS, SDC_FILE,
                          Arria10Platform)
 from hw.flows.quartus import (DemoTop, check_constraints, default_blocks, main, parse_overrides,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hw.flows.verilog import DESIGNS
+from hw.designs import DESIGNS
 from hw.flows.resources import (ARRIA10_10AX115, PE_BLOCKS, alm_estimate, dsp_block_estimate,
                           estimate, m20k_blocks, main, pe_estimate, pes_that_fit, report)
 

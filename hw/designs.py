@@ -1,0 +1,114 @@
+"""The catalogue of named builds: the one place a build's parameters are written.
+
+Elaboration (``hw.flows.verilog``), the simulation builds (``sim.runner``), the resource,
+Fmax and Quartus flows and the comparison all take their parameters from here.
+
+* :data:`DESIGNS`: every block built on its own, by top-level name, with the component
+  class and the parameters it is built with by default (the small builds the flows and
+  the block testbenches use).
+* :data:`BUILDS`: named builds beyond the defaults, as (design, parameters): the
+  comparison's simulated accelerator and the PE that cycles per tree are measured on.
+* :func:`system_for_dataset`: the rule that sizes an accelerator for a dataset (what
+  ``HardwareForestClassifier(backend="sim")`` builds).
+"""
+
+import hashlib
+
+from hw.gini import GiniScanner
+from hw.inbag import InBagBuilder
+from hw.inference import InferenceEngine
+from hw.partition import PartitionUnit
+from hw.pe import ProcessingElement
+from hw.rng import TreeRandom
+from hw.sorter import RadixSorter
+from hw.system import ForestSystem
+from hw.trainer import ForestTrainer
+
+__all__ = ["DESIGNS", "BUILDS", "design_name", "component", "build_parameters",
+           "system_for_dataset"]
+
+#: Top-level name -> (component class, default parameters).
+DESIGNS = {
+    "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
+    "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
+    "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
+                                     "tree_index_bits": 16, "lanes": 1}),
+    "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
+    "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
+    "inference_engine": (InferenceEngine, {
+        "max_trees": 256, "max_nodes_per_tree": 31, "feature_capacity": 64, "code_bits": 16,
+        "classes": 8, "count_bits": 13, "max_depth": 4, "traversal_stages": 5,
+        "class_count_sums": True}),
+    "forest_system": (ForestSystem, {
+        "pe_count": 2, "max_trees": 256, "radix_bits": 8, "traversal_stages": 1, "max_rows": 256,
+        "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16,
+        "classes": 4, "max_depth": 16}),
+    "forest_trainer": (ForestTrainer, {
+        "pe_count": 2, "max_trees": 1024, "radix_bits": 8, "max_rows": 256, "max_samples": 256,
+        "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4,
+        "max_depth": 16}),
+    "processing_element": (ProcessingElement, {
+        "max_rows": 256, "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4,
+        "code_bits": 16, "classes": 4, "max_depth": 16, "tree_index_bits": 16, "sparse_rows": 0}),
+}
+
+#: Named builds: name -> (design, parameters over the design's defaults).
+BUILDS = {
+    # The comparison's simulated accelerator (``make``): one PE (trees do not depend on P;
+    # the modelled time divides by the P the resource estimates give), lists of 1,280
+    # rows as ctg's estimated PE has, deep enough for forest mode, the thesis's 16-row
+    # sparse fill. The lanes are set per dataset (the estimated PE's lanes).
+    "comparison": ("forest_system", {
+        "pe_count": 1, "max_trees": 32, "radix_bits": 8, "traversal_stages": 1,
+        "max_rows": 2048, "max_samples": 2048, "feature_capacity": 64, "feature_lanes": 8,
+        "code_bits": 16, "classes": 4, "max_depth": 64, "sparse_rows": 16,
+        "max_inbag_rows": 1280}),
+    # The PE that cycles per tree are measured on (``sw.experiments.pe_cycles``) and that
+    # trains the thesis datasets in the PE testbench.
+    "pe_datasets": ("processing_element", {
+        "max_rows": 2200, "max_samples": 2200, "feature_capacity": 64, "feature_lanes": 8,
+        "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}),
+}
+
+
+def build_parameters(name):
+    """The complete parameters of a named build (:data:`BUILDS`) or design (:data:`DESIGNS`)."""
+    if name in BUILDS:
+        design, parameters = BUILDS[name]
+        return {**DESIGNS[design][1], **parameters}
+    return dict(DESIGNS[name][1])
+
+
+def design_name(base, parameters):
+    """A Verilog module name that tells designs built with other parameters apart."""
+    defaults = DESIGNS[base][1]
+    if not parameters or parameters == defaults:
+        return base
+    text = ",".join(f"{key}={parameters[key]}" for key in sorted(parameters))
+    return f"{base}_{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+
+
+def component(base, parameters=None):
+    """An instance of design ``base`` with ``parameters`` over its defaults."""
+    component_class, defaults = DESIGNS[base]
+    return component_class(**{**defaults, **(parameters or {})})
+
+
+def _power_of_two(value, minimum):
+    return max(minimum, 1 << max(0, int(value) - 1).bit_length())
+
+
+def system_for_dataset(n_rows, n_features, n_classes, n_trees, max_depth, *, pe_count=2,
+                       feature_lanes=8, code_bits=16):
+    """``forest_system`` parameters for a dataset of this size: rows, features, classes,
+    trees and depth rounded up to powers of two (``max_depth`` None: 48 levels)."""
+    max_rows = _power_of_two(n_rows, 64)
+    features = _power_of_two(n_features, 4)
+    depth = max_depth if max_depth is not None else 48
+    return {
+        "pe_count": pe_count, "max_trees": _power_of_two(n_trees, 16), "radix_bits": 8,
+        "traversal_stages": 1, "max_rows": max_rows, "max_samples": max_rows,
+        "feature_capacity": features, "feature_lanes": min(feature_lanes, features),
+        "code_bits": code_bits, "classes": _power_of_two(n_classes, 2),
+        "max_depth": _power_of_two(depth, 4),
+    }
