@@ -127,7 +127,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     Parameters
     ----------
     design : str
-        A name from ``hw.flows.verilog.DESIGNS``.
+        A name from ``hw.designs.DESIGNS``.
     test_module : str
         The cocotb test module, e.g. ``"sim.tb_rng"``.
     parameters : dict, optional
@@ -203,7 +203,7 @@ def main(argv=None):
     import argparse
     parser = argparse.ArgumentParser(
         description="Run cocotb testbenches under Verilator (all of them by default).")
-    parser.add_argument("design", nargs="?", help="a design of hw.flows.verilog.DESIGNS")
+    parser.add_argument("design", nargs="?", help="a design of hw.designs.DESIGNS")
     parser.add_argument("test_module", nargs="?", help="its cocotb module, e.g. sim.tb_rng")
     parser.add_argument("--testcase", help="run only this cocotb test")
     parser.add_argument("--seed", type=int, help="cocotb random seed, to reproduce a run")

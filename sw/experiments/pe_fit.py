@@ -1,7 +1,7 @@
 """How many PEs sized for each dataset fit a 10AX115: the P of the comparison's modelled time.
 
 ``python -m sw.experiments.pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: one or two
-full Yosys runs per dataset, 1 to 2 minutes each on two busy cores).
+full Yosys runs per dataset).
 
 For each dataset, a processing element is built for its 5-fold training set (rows rounded
 up to a power of two, as ``sim.backend.design_for`` does; above 1,024 training rows,
@@ -91,8 +91,7 @@ def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS, lanes=None):
     train_rows = n_rows - n_rows // folds
     max_rows = _power_of_two(train_rows)
     # Short lists only where they save block memory (lists longer than two 512 x 40 M20K
-    # blocks); smaller PEs are bound by DSP blocks, and on sonar the shorter position
-    # fields changed Yosys's DSP mapping (47 -> 51 blocks per PE).
+    # blocks); smaller PEs are bound by DSP blocks (docs/arria10.md).
     lists = inbag_capacity(train_rows, train_rows) if train_rows > SHORT_LISTS_FROM else max_rows
     return {"max_rows": max_rows, "max_samples": max_rows, "max_inbag_rows": lists,
             "feature_capacity": n_features,

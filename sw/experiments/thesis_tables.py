@@ -1,4 +1,5 @@
-"""The thesis's reported random-forest numbers (Tables 4.1 and 4.2), as data.
+"""The thesis's reported numbers, as data: the only home of every number the project
+puts beside its own (Tables 4.1, 4.2 and 4.3 here; Table 3.1 of the metric learning).
 
 Source: Parisa Abdolrahim Poorheravi, *Software and FPGA-Based Hardware to Accelerate
 Machine Learning Classifiers*, MASc thesis, University of Waterloo, 2022, section 4.7-4.8,
@@ -13,8 +14,10 @@ Set-up stated there: 250 trees of depth 4, "5x cross validation", datasets split
 thesis-mode design; its time column does not say whether data transfer is included.
 """
 
-__all__ = ["CITATION", "SETUP", "THESIS_TABLE_4_2", "THESIS_CLOCK_HZ", "THESIS_TREES",
-           "THESIS_DEPTH", "THESIS_AVERAGE_SPEEDUP", "thesis_row"]
+from sw.methods.forest.estimator import MODE_DEFAULTS
+
+__all__ = ["CITATION", "SETUP", "THESIS_TABLE_4_2", "THESIS_TABLE_4_3", "THESIS_CLOCK_HZ",
+           "THESIS_TREES", "THESIS_DEPTH", "THESIS_SKLEARN", "THESIS_AVERAGE_SPEEDUP", "thesis_row"]
 
 CITATION = ("P. Abdolrahim Poorheravi, \"Software and FPGA-Based Hardware to Accelerate Machine "
             "Learning Classifiers\", MASc thesis, University of Waterloo, 2022, Table 4.2")
@@ -23,8 +26,11 @@ SETUP = ("250 trees, depth 4, 5-fold CV, Arria 10 10AX115N3F45I2SG at 100 MHz; "
          "scikit-learn on a Core i7 @ 3.00 GHz")
 
 THESIS_CLOCK_HZ = 100_000_000
-THESIS_TREES = 250
-THESIS_DEPTH = 4
+#: The thesis design's trees and depth are the estimator's thesis-mode values.
+THESIS_TREES = MODE_DEFAULTS["thesis"]["n_estimators"]
+THESIS_DEPTH = MODE_DEFAULTS["thesis"]["max_depth"]
+#: scikit-learn set-up of the thesis's software column (Table 4.2: 250 trees, depth 4).
+THESIS_SKLEARN = {"n_estimators": THESIS_TREES, "max_depth": THESIS_DEPTH}
 #: "The run time of the proposed method is on average 50x faster than the software" (4.8.1).
 THESIS_AVERAGE_SPEEDUP = 50
 
@@ -54,3 +60,10 @@ def thesis_row(name):
     if row is None:
         return None
     return {**row, "speedup": row["sklearn_ms"] / row["hw_ms"]}
+
+
+#: Table 4.3, single PE utilisation (``shared/notes/thesis_tables.md``).
+THESIS_TABLE_4_3 = [
+    {"design": "thesis PE", "registers": 3420, "memory_kbits": 9152, "dsp": 497},
+    {"design": "task parallelism (Cheng et al.)", "registers": 4596, "memory_kbits": 4102, "dsp": 9},
+]

@@ -174,8 +174,7 @@ def mine_triplets(X, y, mining, k, random_state=None, negative_sampling_cap=1.4)
 
     squared = np.sum(X ** 2, axis=1)
     distance = np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2 * X @ X.T, 0.0))
-    # Vectorised over anchors (the per-anchor Python loop was 17-30 % of a hierarchical
-    # Iris fit, mining ~45 small spheres).  Each row is sorted once, nearest first and farthest first,
+    # Vectorised over anchors.  Each row is sorted once, nearest first and farthest first,
     # both stable: filtering a stable order of all points to the positives (or negatives)
     # of an anchor gives the stable order of that subset, so equal distances still go to
     # the lower sample index.  The output (pairs and triplets, in the same order) is the

@@ -46,8 +46,7 @@ SDP_MAX_FEATURES = 40
 SDP_MAX_COST = 60_000   # n_triplets * n_features^2
 
 # Clarabel's linear-system solver in solve_sdp_clarabel: QDLDL below this many features,
-# faer from it on.  Measured on sphere-sized problems (35-50 triplets, one thread):
-# d = 15: 23 vs 31 ms, d = 21: 57 vs 53 ms, d = 30: 330 vs 180 ms (QDLDL vs faer).
+# faer from it on (the timings behind the cut-over: docs/metric_learning.md).
 CLARABEL_FAER_FROM_FEATURES = 22
 CLARABEL_THREADS = 1
 

@@ -204,8 +204,6 @@ def test_default_top_is_the_biggest_system():
         "forest_trainer", "inference_engine"]
     assert default_blocks({**blocks, "forest_trainer": None, "forest_system": None}) == [
         "forest_system"]
-    assert default_blocks({**blocks, "forest_system": None, "forest_top": None}) == [
-        "forest_top"]
     top = DemoTop()
     top._MustUse__silence = True  # only its choice of blocks is looked at
     assert top.blocks == default_blocks()
@@ -216,9 +214,9 @@ def test_parse_overrides():
                             "tree_random.tree_index_bits=12"]) == {
         "tree_random": {"bound_bits": 8, "tree_index_bits": 12},
         "radix_sorter": {"max_rows": 64}}
-    designs = {"forest_top": (object, {"pes": 1, "name": "a"})}
-    assert parse_overrides(["forest_top.pes=4", "forest_top.name=b"], designs) == {
-        "forest_top": {"pes": 4, "name": "b"}}
+    designs = {"some_top": (object, {"pes": 1, "name": "a"})}
+    assert parse_overrides(["some_top.pes=4", "some_top.name=b"], designs) == {
+        "some_top": {"pes": 4, "name": "b"}}
     for bad, message in [("tree_random=8", "DESIGN.PARAMETER=VALUE"),
                          ("no_such.x=1", "unknown design"),
                          ("tree_random.no_such=1", "no parameter")]:
