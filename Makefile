@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: all compare setup verilog sim resources fmax quartus bench accuracy metric test clean distclean
+.PHONY: help all compare setup verilog sim resources fmax quartus bench accuracy metric test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,10 @@ $(STAMP): pyproject.toml
 	$(VPY) -m pip install --quiet -e .
 	@touch $(STAMP)
 
-setup: $(STAMP)
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: $(STAMP) ## create .venv and install the project (done by every target on first use)
 
 # The main job: the accelerator (forest and thesis mode) against scikit-learn and the
 # thesis's reported numbers on every dataset available: k-fold accuracy, and training time
@@ -24,7 +27,7 @@ setup: $(STAMP)
 # .csv and .png. 13 to 20 minutes on two cores the first time (ten CV repeats, Verilator builds).
 # Options pass through: make DATASETS="iris sonar" TREES=100 DEPTH=none FOLDS=5 REPEATS=10 SEED=0
 # PE_COUNT=auto CLOCK_MHZ=100 JOBS=2 COMPARE_ARGS="--sim-trees 8".
-all: compare
+all: compare ## the main job (same as make compare)
 
 COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees $(TREES)) \
     $(if $(DEPTH),--depth $(DEPTH)) $(if $(FOLDS),--folds $(FOLDS)) \
@@ -32,50 +35,50 @@ COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees
     $(if $(PE_COUNT),--pe-count $(PE_COUNT)) $(if $(CLOCK_MHZ),--clock-mhz $(CLOCK_MHZ)) \
     $(if $(JOBS),--jobs $(JOBS))
 
-compare: $(STAMP)
+compare: $(STAMP) ## accelerator vs scikit-learn vs the thesis: results/compare.{md,csv,png}
 	$(VPY) -m sw.experiments.compare $(strip $(COMPARE_OPTIONS) $(COMPARE_ARGS))
 
-verilog: $(STAMP)
+verilog: $(STAMP) ## Verilog of every catalogued design into build/verilog/
 	$(VPY) -m hw.flows.verilog --out $(BUILD)/verilog
 
-sim: $(STAMP)
+sim: $(STAMP) ## every cocotb testbench under Verilator
 	$(VPY) -m sim.runner
 
 # Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
-resources: $(STAMP)
+resources: $(STAMP) ## Yosys resource estimates for the Arria 10: results/resources.md
 	$(VPY) -m hw.flows.resources --out $(BUILD)/resources --report results/resources.md
 
 # Fmax lower-bound proxy: nextpnr-ecp5 on a Lattice ECP5-85K, a slower family (~5 min).
 # The system designs only when named: make fmax FMAX_ARGS=forest_system (~10 min).
-fmax: $(STAMP)
+fmax: $(STAMP) ## Fmax lower-bound proxy on nextpnr-ecp5: results/fmax.md
 	$(VPY) -m hw.flows.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
 
 # Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
 # build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.
 # "--set forest_system.pe_count=4" (docs/arria10.md).
-quartus: $(STAMP)
+quartus: $(STAMP) ## write the Quartus Prime Pro project into build/quartus/
 	$(VPY) -m hw.flows.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
 
 # Cycles per tree against the cycle model, speed-ups and what limits them, golden model vs
 # scikit-learn fit time, simulation speed (results/bench.md; runs the comparison first if
 # results/compare.csv is missing).
-bench: $(STAMP)
+bench: $(STAMP) ## cycles per tree vs the cycle model, speed-up limits, sim speed: results/bench.md
 	@test -f results/compare.csv || $(MAKE) --no-print-directory compare
 	$(VPY) -m sw.experiments.bench $(if $(DATASETS),--datasets $(DATASETS)) $(BENCH_ARGS)
 
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
-accuracy: $(STAMP)
+accuracy: $(STAMP) ## model vs scikit-learn accuracy, 5-fold CV x 3 seeds: results/accuracy_*.md
 	$(VPY) -m sw.experiments.accuracy --seeds 3
 
 # Thesis Table 3.1: triplet mining for large-margin metric learning (results/metric/).
-metric: $(STAMP)
+metric: $(STAMP) ## thesis Table 3.1, metric learning: results/metric/
 	$(VPY) -m sw.experiments.metric_table
 
-test: $(STAMP)
+test: $(STAMP) ## the test suite (pytest, Verilator simulations included); PYTEST_ARGS passes options
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
-clean:
+clean: ## remove build/, results/ and pytest caches
 	rm -rf $(BUILD) results .pytest_cache
 
-distclean: clean
+distclean: clean ## also remove .venv
 	rm -rf $(VENV) *.egg-info
