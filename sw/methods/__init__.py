@@ -1,8 +1,29 @@
 """Every learning method of the host library, one package per family, all of one shape
 (estimator, its model, its helpers): ``forest`` (the hardware random forest) and
-``metric`` (large-margin metric learning, thesis ch. 3)."""
+``metric`` (large-margin metric learning, thesis ch. 3). ``params`` holds the
+parameter-constraint tables the estimators validate with.
 
-from sw.methods.forest.estimator import HardwareForestClassifier
-from sw.methods.metric.estimator import LargeMarginMetricLearning
+Every estimator is exported here (``from sw.methods import HardwareForestClassifier``),
+imported on first use so that the gateware, which needs only the forest's generator
+constants, does not load every family's dependencies.
+"""
 
-__all__ = ["HardwareForestClassifier", "LargeMarginMetricLearning"]
+import importlib
+
+#: Estimator name -> module that defines it.
+ESTIMATORS = {
+    "HardwareForestClassifier": "sw.methods.forest.estimator",
+    "LargeMarginMetricLearning": "sw.methods.metric.estimator",
+}
+
+__all__ = list(ESTIMATORS)
+
+
+def __getattr__(name):
+    if name in ESTIMATORS:
+        return getattr(importlib.import_module(ESTIMATORS[name]), name)
+    raise AttributeError(f"module 'sw.methods' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

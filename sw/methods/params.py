@@ -13,7 +13,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Integer", "Real", "Options", "Boolean", "Instance", "validate_parameters"]
+__all__ = ["Integer", "Real", "Options", "Boolean", "Instance", "validate_parameters",
+           "check_integer"]
 
 
 def _is_integer(value):
@@ -95,6 +96,22 @@ class Instance:
 
     def __str__(self):
         return self.description
+
+
+def check_integer(name, value, minimum, maximum=None, *, allow_none=False):
+    """``value`` as an int if it is an integer (not a boolean) in [minimum, maximum]
+    (``maximum`` None: no upper limit), else ``TypeError`` (not an integer) or
+    ``ValueError`` (out of range) naming ``name``, the value and the limit: the one
+    integer check of the host library's models (the gateware's is ``hw.checks``)."""
+    if value is None and allow_none:
+        return None
+    if not _is_integer(value):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        limit = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be {limit}, not {value}")
+    return value
 
 
 def _either(forms):

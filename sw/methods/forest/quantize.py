@@ -33,6 +33,8 @@ exported forest sees the same numbers as the model.
 
 import numpy as np
 
+from sw.methods.params import check_integer
+
 __all__ = ["QUANTIZER_KINDS", "MAX_CODE_BITS", "RankQuantizer", "FixedQuantizer",
            "make_quantizer", "as_float32_grid"]
 
@@ -60,11 +62,7 @@ def as_float32_grid(X):
 
 
 def _check_code_bits(code_bits):
-    if isinstance(code_bits, bool) or not isinstance(code_bits, (int, np.integer)):
-        raise TypeError(f"code_bits must be an integer in [1, {MAX_CODE_BITS}], not {code_bits!r}")
-    if not 1 <= code_bits <= MAX_CODE_BITS:
-        raise ValueError(f"code_bits must be in [1, {MAX_CODE_BITS}], not {code_bits}")
-    return int(code_bits)
+    return check_integer("code_bits", code_bits, 1, MAX_CODE_BITS)
 
 
 def _midpoints(lower, upper):

@@ -39,6 +39,8 @@ gives 0 and still uses one raw word).
 
 import numpy as np
 
+from sw.methods.params import check_integer
+
 __all__ = [
     "WORD_BITS", "SEED_SALT", "GAMMA_SALT", "MIX_MULTIPLIER_1", "MIX_MULTIPLIER_2",
     "mix32", "bound_mask", "tree_stream_key", "TreeRandom",
@@ -82,11 +84,7 @@ def bound_mask(bound):
 
 
 def _check_word(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer in [0, 2**32), not {value!r}")
-    if not 0 <= int(value) <= _WORD_MASK:
-        raise ValueError(f"{name} must be in [0, 2**32 - 1 = {_WORD_MASK}], not {value}")
-    return int(value)
+    return check_integer(name, value, 0, _WORD_MASK)
 
 
 def tree_stream_key(seed, tree_index):
@@ -174,8 +172,4 @@ class TreeRandom:
 
     @staticmethod
     def _check_bound(bound):
-        if isinstance(bound, bool) or not isinstance(bound, (int, np.integer)):
-            raise TypeError(f"bound must be a positive integer, not {bound!r}")
-        if not 1 <= int(bound) <= _WORD_MASK:
-            raise ValueError(f"bound must be in [1, 2**32 - 1], not {bound}")
-        return int(bound)
+        return check_integer("bound", bound, 1, _WORD_MASK)

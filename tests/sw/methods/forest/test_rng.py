@@ -97,7 +97,7 @@ def test_bound_mask():
 
 
 @pytest.mark.parametrize("seed, tree, error, text", [
-    (-1, 0, ValueError, r"seed must be in \[0, 2\*\*32 - 1 = 4294967295\], not -1"),
+    (-1, 0, ValueError, r"seed must be in \[0, 4294967295\], not -1"),
     (1 << 32, 0, ValueError, "seed must be in"),
     (0, 1 << 32, ValueError, "tree_index must be in"),
     (1.5, 0, TypeError, "seed must be an integer"),
@@ -109,5 +109,5 @@ def test_bad_seeds_are_refused(seed, tree, error, text):
 
 @pytest.mark.parametrize("bound", [0, -3, 1 << 32])
 def test_bad_bounds_are_refused(bound):
-    with pytest.raises(ValueError, match=f"bound must be in \\[1, 2\\*\\*32 - 1\\], not {bound}"):
+    with pytest.raises(ValueError, match=f"bound must be in \\[1, 4294967295\\], not {bound}"):
         TreeRandom(0, 0).integer(bound)
