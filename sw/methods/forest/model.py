@@ -8,9 +8,11 @@ Two layers:
 
 * **Reference functions per hardware block**, called by the RTL testbenches on integer
   arrays: :func:`presorted_order`, :func:`bootstrap_weights`, :func:`inbag_lists`,
-  :func:`draw_node_features`, :func:`best_split_of_segment`, :func:`best_split_of_node`,
-  :func:`compare_split_scores`, :func:`stable_partition`, :func:`leaf_decision`,
-  :func:`majority_class`, :func:`predict_tree`, :func:`forest_votes`.
+  :func:`draw_node_features` (defined in :mod:`sw.methods.forest.sampling`),
+  :func:`best_split_of_segment`, :func:`best_split_of_node`, :func:`compare_split_scores`
+  (:mod:`sw.methods.forest.splits`), :func:`stable_partition`, :func:`leaf_decision`,
+  :func:`majority_class` (here), :func:`predict_tree`, :func:`forest_votes`
+  (:mod:`sw.methods.forest.inference`). All of them are importable from this module.
 * **Whole-forest training** (:func:`train_tree`, :func:`train_forest`), level-wise as in
   the hardware and vectorised over all nodes of a level and all their candidate features.
   Its split search is the same code as :func:`best_split_of_segment` (one segment is the
@@ -24,7 +26,14 @@ import dataclasses
 
 import numpy as np
 
+from sw.methods.forest.inference import forest_class_counts, forest_votes, predict_tree
 from sw.methods.forest.rng import TreeRandom
+from sw.methods.forest.sampling import (
+    NodeFeatureDrawer, bootstrap_weights, draw_node_features, inbag_lists, inbag_row_count,
+    presorted_order)
+from sw.methods.forest.splits import (
+    SplitCandidate, _search_segments, best_split_of_node, best_split_of_segment,
+    compare_split_scores, midpoint_code, split_score)
 
 __all__ = [
     "TrainingParameters", "Tree", "SplitCandidate",
@@ -34,10 +43,6 @@ __all__ = [
     "train_tree", "train_forest", "predict_tree", "forest_votes", "forest_class_counts",
     "trees_equal",
 ]
-
-#: Relative width of the float pre-screen band; candidates inside it are compared exactly.
-#: The float score has a relative error below 1e-15, so the exact best is always inside.
-_NEAR_TIE_TOLERANCE = 1e-12
 
 
 def _check_int(name, value, minimum, maximum=None, allow_none=False):
@@ -147,362 +152,6 @@ def trees_equal(tree_a, tree_b):
     """True when two trees have identical node arrays (the hardware comparison)."""
     return all(np.array_equal(getattr(tree_a, field.name), getattr(tree_b, field.name))
                for field in dataclasses.fields(Tree))
-
-
-# ----------------------------------------------------------------------------------------
-# Per-tree data: presorted order, bootstrap, in-bag lists
-# ----------------------------------------------------------------------------------------
-
-def presorted_order(codes):
-    """Row indices of each feature in ascending code order (ties: ascending row index).
-
-    Parameters
-    ----------
-    codes : integer array, shape (n_rows, n_features)
-
-    Returns
-    -------
-    order : int64 array, shape (n_features, n_rows)
-        ``order[f]`` lists every row once; computed once per dataset.
-    """
-    codes = np.asarray(codes)
-    return np.argsort(codes.T, axis=1, kind="stable").astype(np.int64)
-
-
-def bootstrap_weights(random, n_rows, max_samples, bootstrap=True):
-    """Integer multiplicity of every row in a tree's bootstrap sample.
-
-    Draws ``max_samples`` integers uniform in [0, n_rows) from ``random`` (a
-    :class:`sw.methods.forest.rng.TreeRandom`) in one batch; with ``bootstrap=False`` draws nothing and
-    returns all ones.
-
-    Returns
-    -------
-    weights : int64 array, shape (n_rows,)
-    """
-    if not bootstrap:
-        return np.ones(n_rows, dtype=np.int64)
-    drawn_rows = random.integers(n_rows, max_samples)
-    return np.bincount(drawn_rows, minlength=n_rows).astype(np.int64)
-
-
-def inbag_row_count(n_rows, params, seed, tree_index):
-    """Distinct rows in the bag of tree ``tree_index`` of forest ``seed`` (all ``n_rows``
-    without bootstrap): the length of its in-bag lists, which a PE's ``max_inbag_rows``
-    must hold. Draws the same bootstrap as :func:`train_tree`, nothing else."""
-    weights = bootstrap_weights(TreeRandom(seed, tree_index), n_rows, params.max_samples,
-                                params.bootstrap)
-    return int(np.count_nonzero(weights))
-
-
-def inbag_lists(order, weights):
-    """The tree's in-bag list per feature: the presorted order filtered to weight > 0.
-
-    Parameters
-    ----------
-    order : int array, shape (n_features, n_rows)
-        From :func:`presorted_order`.
-    weights : int array, shape (n_rows,)
-        From :func:`bootstrap_weights`.
-
-    Returns
-    -------
-    rows : int64 array, shape (n_features, n_inbag)
-        In-bag row indices of each feature in ascending code order.
-    row_weights : int64 array, shape (n_features, n_inbag)
-        ``weights[rows]``, the multiplicity carried with each entry.
-    """
-    order = np.asarray(order, dtype=np.int64)
-    weights = np.asarray(weights, dtype=np.int64)
-    keep = weights[order] > 0
-    n_inbag = int(np.count_nonzero(weights > 0))
-    rows = order[keep].reshape(order.shape[0], n_inbag)
-    return rows, weights[rows]
-
-
-# ----------------------------------------------------------------------------------------
-# Feature draws
-# ----------------------------------------------------------------------------------------
-
-class NodeFeatureDrawer:
-    """Bounded draws from a tree's stream after the bootstrap, one at a time.
-
-    Produces exactly the numbers of ``TreeRandom.integer`` (same rejection rule on the
-    same raw words) but reads raw words in blocks, because the model makes thousands of
-    scalar draws per tree.
-    """
-
-    _BLOCK = 256
-
-    def __init__(self, random):
-        self.random = random
-        self._words = []
-        self._next = 0
-        self._block_start = random.position
-
-    @property
-    def position(self):
-        """Stream position after the last draw (what the gateware's counter would hold)."""
-        return self._block_start + self._next
-
-    def integer(self, bound):
-        """One integer uniform in [0, bound) by rejection, as ``TreeRandom.integer``."""
-        mask = (1 << (bound - 1).bit_length()) - 1  # sw.methods.forest.rng.bound_mask, inlined for speed
-        while True:
-            if self._next == len(self._words):
-                self._block_start += self._next
-                self._words = self.random.raw_at(np.arange(
-                    self._block_start, self._block_start + self._BLOCK,
-                    dtype=np.uint64)).tolist()
-                self._next = 0
-            candidate = self._words[self._next] & mask
-            self._next += 1
-            if candidate < bound:
-                return candidate
-
-
-def draw_node_features(drawer, is_constant, features_per_split):
-    """Features examined at one node, in visit order (partial Fisher-Yates).
-
-    Draw i (i = 0, 1, ...) picks j = ``drawer.integer(n_features - i) + i`` and swaps
-    positions i and j of the permutation 0..n_features-1; the feature now at position i
-    is visited. Constant features (in this node) are skipped and do not count. Drawing
-    stops when ``features_per_split`` non-constant features were visited or every non-constant
-    feature was visited; a node whose features are all constant makes no draw.
-
-    Parameters
-    ----------
-    drawer : NodeFeatureDrawer (or anything with ``integer(bound)``)
-    is_constant : sequence of bool, length n_features
-        True where all in-bag codes of the node are equal for that feature.
-    features_per_split : int
-
-    Returns
-    -------
-    features : list of int
-        Non-constant features in visit order.
-    """
-    is_constant = [bool(flag) for flag in is_constant]
-    n_features = len(is_constant)
-    wanted = min(features_per_split, n_features - sum(is_constant))
-    swapped = {}  # sparse Fisher-Yates permutation: position -> feature
-    visited = []
-    position = 0
-    draw = drawer.integer
-    while len(visited) < wanted:
-        chosen = draw(n_features - position) + position
-        feature = swapped.get(chosen, chosen)
-        swapped[chosen] = swapped.get(position, position)
-        if not is_constant[feature]:
-            visited.append(feature)
-        position += 1
-    return visited
-
-
-# ----------------------------------------------------------------------------------------
-# Split score (thesis eq. 4.2) and exact comparison
-# ----------------------------------------------------------------------------------------
-
-def split_score(left_class_counts, right_class_counts):
-    """Eq. 4.2 as an exact fraction: ``(numerator, denominator)`` as Python ints.
-
-    S = A / nL + B / nR with A = sum_j nL_j^2, B = sum_j nR_j^2, hence
-    numerator = A * nR + B * nL and denominator = nL * nR.
-    """
-    left = [int(count) for count in left_class_counts]
-    right = [int(count) for count in right_class_counts]
-    n_left, n_right = sum(left), sum(right)
-    if n_left <= 0 or n_right <= 0:
-        raise ValueError(f"both sides of a split need samples, not {n_left} and {n_right}")
-    squares_left = sum(count * count for count in left)
-    squares_right = sum(count * count for count in right)
-    return squares_left * n_right + squares_right * n_left, n_left * n_right
-
-
-def compare_split_scores(numerator_a, denominator_a, numerator_b, denominator_b):
-    """Sign of S_a - S_b (1, 0 or -1) by cross-multiplication in exact integers."""
-    difference = int(numerator_a) * int(denominator_b) - int(numerator_b) * int(denominator_a)
-    return (difference > 0) - (difference < 0)
-
-
-@dataclasses.dataclass(frozen=True)
-class SplitCandidate:
-    """Best split of a segment or node.
-
-    Attributes
-    ----------
-    valid : bool
-        False when no boundary satisfies the rules (all other fields are then -1 / None).
-    feature : int
-        Feature of the split (-1 for a single segment searched without a feature).
-    threshold_code : int
-        Code of the last row going left: ``code <= threshold_code`` goes left.
-    n_rows_left : int
-        Distinct in-bag rows going left (the segment position of the boundary).
-    score_numerator, score_denominator : int
-        Eq. 4.2 as an exact fraction (see :func:`split_score`).
-    left_class_counts, right_class_counts : int64 arrays, shape (n_classes,)
-    """
-    valid: bool
-    feature: int = -1
-    threshold_code: int = -1
-    n_rows_left: int = -1
-    score_numerator: int = -1
-    score_denominator: int = -1
-    left_class_counts: np.ndarray = None
-    right_class_counts: np.ndarray = None
-
-
-def _search_segments(codes, labels, weights, segment_starts, segment_group, n_groups,
-                     n_classes, min_samples_leaf):
-    """Best split of every group of sorted segments, vectorised over all of them.
-
-    The segments are concatenated in ``codes``, ``labels``, ``weights`` (each segment
-    sorted by code); ``segment_starts`` gives their offsets and ``segment_group`` (non-
-    decreasing) the group (node) of each. Candidate boundaries lie between consecutive
-    entries of a segment with different codes and leave at least ``min_samples_leaf``
-    entries on each side. Within a group the best candidate has the highest score; on
-    equal scores the earlier one (earlier segment, then lower position) wins.
-
-    Returns a list with, per group, None (no valid candidate) or a tuple
-    (element index of the last left entry, segment index, numerator, denominator,
-    left class counts).
-    """
-    n_elements = len(codes)
-    results = [None] * n_groups
-    if n_elements == 0:
-        return results
-    segment_starts = np.asarray(segment_starts, dtype=np.int64)
-    segment_ends = np.append(segment_starts[1:], n_elements)
-    segment_lengths = segment_ends - segment_starts
-    segment_of = np.repeat(np.arange(len(segment_starts)), segment_lengths)
-
-    weighted_onehot = np.zeros((n_elements + 1, n_classes), dtype=np.int64)
-    weighted_onehot[np.arange(1, n_elements + 1), labels] = weights
-    prefix = np.cumsum(weighted_onehot, axis=0)  # prefix[i] = counts of entries < i
-    segment_base = prefix[segment_starts]
-    segment_total = prefix[segment_ends] - segment_base
-
-    is_candidate = np.zeros(n_elements, dtype=bool)
-    is_candidate[:-1] = codes[:-1] != codes[1:]
-    is_candidate[segment_ends - 1] = False
-    rows_left = np.arange(1, n_elements + 1) - segment_starts[segment_of]
-    rows_right = segment_lengths[segment_of] - rows_left
-    is_candidate &= (rows_left >= min_samples_leaf) & (rows_right >= min_samples_leaf)
-    candidates = np.flatnonzero(is_candidate)
-    if len(candidates) == 0:
-        return results
-
-    candidate_segment = segment_of[candidates]
-    left = prefix[candidates + 1] - segment_base[candidate_segment]
-    right = segment_total[candidate_segment] - left
-    n_left = left.sum(axis=1)
-    n_right = right.sum(axis=1)
-    squares_left = np.einsum("ij,ij->i", left, left)
-    squares_right = np.einsum("ij,ij->i", right, right)
-    approximate = squares_left / n_left + squares_right / n_right
-
-    group = np.asarray(segment_group, dtype=np.int64)[candidate_segment]
-    groups, group_first = np.unique(group, return_index=True)
-    group_best = np.maximum.reduceat(approximate, group_first)
-    group_slot = np.searchsorted(groups, group)
-    near = approximate >= group_best[group_slot] * (1.0 - _NEAR_TIE_TOLERANCE)
-    near_count = np.add.reduceat(near.astype(np.int64), group_first)
-    near_index = np.flatnonzero(near)
-    _, first_near = np.unique(group[near_index], return_index=True)
-    for slot, group_id in enumerate(groups.tolist()):
-        if near_count[slot] == 1:
-            best = int(near_index[first_near[slot]])
-            numerator = int(squares_left[best]) * int(n_right[best]) \
-                + int(squares_right[best]) * int(n_left[best])
-            denominator = int(n_left[best]) * int(n_right[best])
-        else:
-            # Exact resolution of near-ties: Python integers never overflow.
-            first = first_near[slot]
-            best, numerator, denominator = None, 0, 1
-            for index in near_index[first:first + near_count[slot]].tolist():
-                candidate_numerator = int(squares_left[index]) * int(n_right[index]) \
-                    + int(squares_right[index]) * int(n_left[index])
-                candidate_denominator = int(n_left[index]) * int(n_right[index])
-                if best is None or candidate_numerator * denominator > \
-                        numerator * candidate_denominator:
-                    best, numerator, denominator = \
-                        index, candidate_numerator, candidate_denominator
-        results[group_id] = (int(candidates[best]), int(candidate_segment[best]),
-                             numerator, denominator, left[best])
-    return results
-
-
-def best_split_of_segment(codes, labels, weights, n_classes, min_samples_leaf=1):
-    """Best split of one node's segment of one feature list (the Gini calculator).
-
-    Parameters
-    ----------
-    codes : integer array, shape (n,)
-        Codes of the segment's entries, ascending.
-    labels : integer array, shape (n,)
-        Class of each entry, in 0..n_classes-1.
-    weights : integer array, shape (n,)
-        Bootstrap multiplicity of each entry (>= 1).
-    n_classes : int
-    min_samples_leaf : int
-        Minimum number of entries (distinct rows) on each side.
-
-    Returns
-    -------
-    SplitCandidate
-        With ``feature = -1``. Among equal scores the lowest threshold code wins.
-    """
-    codes = np.asarray(codes, dtype=np.int64)
-    if np.any(codes[1:] < codes[:-1]):
-        raise ValueError("codes of a segment must be in ascending order")
-    return _segment_result(_search_segments(
-        codes, np.asarray(labels, dtype=np.int64), np.asarray(weights, dtype=np.int64),
-        [0], [0], 1, n_classes, min_samples_leaf)[0], codes, [-1], labels, weights, n_classes)
-
-
-def best_split_of_node(codes_per_feature, labels_per_feature, weights_per_feature,
-                       features, n_classes, min_samples_leaf=1):
-    """Best split of one node over its candidate features (segments in visit order).
-
-    ``codes_per_feature[k]`` etc. are the node's segment of the in-bag list of
-    ``features[k]`` (ascending codes). Ties: highest score, then the feature visited
-    first, then the lowest threshold code.
-    """
-    lengths = [len(segment) for segment in codes_per_feature]
-    codes = np.concatenate([np.asarray(c, dtype=np.int64) for c in codes_per_feature])
-    labels = np.concatenate([np.asarray(c, dtype=np.int64) for c in labels_per_feature])
-    weights = np.concatenate([np.asarray(c, dtype=np.int64) for c in weights_per_feature])
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    found = _search_segments(codes, labels, weights, starts, np.zeros(len(lengths)), 1,
-                             n_classes, min_samples_leaf)[0]
-    if found is not None:
-        found = (found[0] - int(starts[found[1]]),) + found[1:]
-        segment = found[1]
-        return _segment_result(found, codes_per_feature[segment], features,
-                               labels_per_feature[segment], weights_per_feature[segment],
-                               n_classes)
-    return SplitCandidate(False)
-
-
-def midpoint_code(codes, last_left):
-    """Threshold code of a boundary after sorted entry ``last_left``: midway between its
-    code and the next entry's (different) code, rounded down. The segment splits as at the
-    left code; codes in the gap (other rows, unseen values) are shared between the sides,
-    as scikit-learn's midpoint threshold does in value space."""
-    return (int(codes[last_left]) + int(codes[last_left + 1])) >> 1
-
-
-def _segment_result(found, codes, features, labels, weights, n_classes):
-    if found is None:
-        return SplitCandidate(False)
-    last_left, segment, numerator, denominator, left = found
-    total = np.bincount(np.asarray(labels, dtype=np.int64),
-                        weights=np.asarray(weights, dtype=np.int64),
-                        minlength=n_classes).astype(np.int64)
-    return SplitCandidate(True, int(features[segment]), midpoint_code(codes, last_left),
-                          last_left + 1,
-                          numerator, denominator, left.copy(), total - left)
 
 
 # ----------------------------------------------------------------------------------------
@@ -751,55 +400,7 @@ def train_forest(codes, labels, params, seed, n_estimators, n_jobs=None, tree_in
     if n_jobs is None or n_jobs == 1:
         return [train_tree(None, labels, params, seed, index, order, codes_by_feature)
                 for index in tree_indices]
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed  # only for parallel training (n_jobs > 1)
     return Parallel(n_jobs=n_jobs)(
         delayed(train_tree)(None, labels, params, seed, index, order, codes_by_feature)
         for index in tree_indices)
-
-
-# ----------------------------------------------------------------------------------------
-# Inference
-# ----------------------------------------------------------------------------------------
-
-def predict_tree(tree, codes):
-    """Leaf reached by every row (``code[feature] <= threshold_code`` goes left).
-
-    Parameters
-    ----------
-    tree : Tree
-    codes : integer array, shape (n, n_features)
-
-    Returns
-    -------
-    leaves : int64 array, shape (n,)
-        Node index of the leaf; ``tree.majority_class[leaves]`` are the predictions.
-    """
-    codes = np.asarray(codes)
-    row = np.arange(codes.shape[0])
-    node = np.zeros(codes.shape[0], dtype=np.int64)
-    for _ in range(int(tree.depth.max())):
-        feature = tree.feature[node]
-        internal = feature >= 0
-        if not internal.any():
-            break
-        goes_left = codes[row, np.maximum(feature, 0)] <= tree.threshold_code[node]
-        node = np.where(internal, np.where(goes_left, tree.left_child[node],
-                                           tree.right_child[node]), node)
-    return node
-
-
-def forest_votes(trees, codes, n_classes):
-    """Votes per class: how many trees' leaves have that majority class, shape (n, C)."""
-    votes = np.zeros((np.asarray(codes).shape[0], n_classes), dtype=np.int64)
-    rows = np.arange(votes.shape[0])
-    for tree in trees:
-        np.add.at(votes, (rows, tree.majority_class[predict_tree(tree, codes)]), 1)
-    return votes
-
-
-def forest_class_counts(trees, codes, n_classes):
-    """Sum over trees of the reached leaves' weighted class counts, shape (n, C)."""
-    total = np.zeros((np.asarray(codes).shape[0], n_classes), dtype=np.int64)
-    for tree in trees:
-        total += tree.class_counts[predict_tree(tree, codes)]
-    return total
