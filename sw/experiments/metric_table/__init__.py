@@ -190,8 +190,8 @@ def run_dataset(split, miners, approaches, k_grid, c_grid, n_neighbors, seed, pr
 def _warm_up():
     """Import cvxpy and Clarabel and solve one tiny SDP through each before any timing.
 
-    Otherwise the first timed fit that reaches an SDP pays the imports (cvxpy alone takes
-    0.2-0.4 s here), which once made Iris k-BH look 10x slower than the other miners.
+    Otherwise the first timed fit that reaches an SDP pays the imports
+    (docs/metric_learning.md).
     """
     X = np.array([[0.0, 0.0], [1.0, 0.2], [0.1, 1.0], [1.1, 1.3]])
     problem = build_problem(X, [(0, 1), (2, 3)], [(0, 1, 2), (2, 3, 0)], 1.0)
