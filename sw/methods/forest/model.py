@@ -34,6 +34,7 @@ from sw.methods.forest.sampling import (
 from sw.methods.forest.splits import (
     SplitCandidate, _search_segments, best_split_of_node, best_split_of_segment,
     compare_split_scores, midpoint_code, split_score)
+from sw.methods.params import check_integer
 
 __all__ = [
     "TrainingParameters", "Tree", "SplitCandidate",
@@ -43,19 +44,6 @@ __all__ = [
     "train_tree", "train_forest", "predict_tree", "forest_votes", "forest_class_counts",
     "trees_equal",
 ]
-
-
-def _check_int(name, value, minimum, maximum=None, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    value = int(value)
-    if value < minimum or (maximum is not None and value > maximum):
-        limit = f"[{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
-        raise ValueError(f"{name} must be {'in ' if maximum is not None else ''}{limit}, "
-                         f"not {value}")
-    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,12 +82,12 @@ class TrainingParameters:
     min_samples_leaf: int = 1
 
     def __post_init__(self):
-        _check_int("n_classes", self.n_classes, 2)
-        _check_int("max_depth", self.max_depth, 0, allow_none=True)
-        _check_int("max_samples", self.max_samples, 1)
-        _check_int("features_per_split", self.features_per_split, 1)
-        _check_int("min_samples_split", self.min_samples_split, 2)
-        _check_int("min_samples_leaf", self.min_samples_leaf, 1)
+        check_integer("n_classes", self.n_classes, 2)
+        check_integer("max_depth", self.max_depth, 0, allow_none=True)
+        check_integer("max_samples", self.max_samples, 1)
+        check_integer("features_per_split", self.features_per_split, 1)
+        check_integer("min_samples_split", self.min_samples_split, 2)
+        check_integer("min_samples_leaf", self.min_samples_leaf, 1)
         if not isinstance(self.bootstrap, (bool, np.bool_)):
             raise TypeError(f"bootstrap must be True or False, not {self.bootstrap!r}")
         if not isinstance(self.thesis_mode, (bool, np.bool_)):
