@@ -11,14 +11,12 @@ Run ``python -m sw.experiments.accuracy [--seeds 3]``; writes ``results/accuracy
 """
 
 import argparse
-import pathlib
-import time
 
-import numpy as np
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import StratifiedKFold
 
 from sw.data.datasets import load
+from sw.experiments import cv
+from sw.experiments.report import RESULTS, markdown, results_dir
 from sw.methods.forest.estimator import HardwareForestClassifier
 
 FOREST_DATASETS = ("iris", "sonar", "breast_cancer_coimbra", "heart_failure", "cmc", "ctg",
@@ -30,42 +28,42 @@ THESIS_TABLE_4_2 = {"iris": (86, 96.25), "sonar": (53, 71.25),
                     "cmc": (49, 51.25), "ctg": (74, 98.75)}
 
 
+#: Estimator seed of a fold: seed x 10 + fold (:func:`sw.experiments.cv.fold_seed`).
+SEED_STRIDE = 10
+
+
 def cross_validated(make_models, X, y, seeds):
     """Accuracy per (model, seed, fold); ``make_models(seed)`` returns a dict of estimators."""
-    scores = {}
-    for seed in seeds:
-        folds = StratifiedKFold(5, shuffle=True, random_state=seed)
-        for fold, (train, test) in enumerate(folds.split(X, y)):
-            for name, estimator in make_models(seed * 10 + fold).items():
-                estimator.fit(X[train], y[train])
-                scores.setdefault(name, []).append(estimator.score(X[test], y[test]))
-    return {name: np.array(values) for name, values in scores.items()}
+    return cv.fold_scores(make_models, X, y, 5, seeds, stride=SEED_STRIDE)
 
 
 def forest_study(seeds):
-    lines = ["| dataset | rows x features | model % (mean ± sd) | scikit-learn % | "
-             "difference pp (mean ± sd over seeds) |", "|---|---|---|---|---|"]
+    """The forest-mode table (a Markdown string); prints each row when done."""
+    header = ["dataset", "rows x features", "model % (mean ± sd)", "scikit-learn %",
+              "difference pp (mean ± sd over seeds)"]
+    body = []
     for name in FOREST_DATASETS:
         data = load(name)
-        started = time.perf_counter()
-        scores = cross_validated(lambda seed: {
+        seconds, _, scores = cv.timed(lambda: cross_validated(lambda seed: {
             "model": HardwareForestClassifier(100, random_state=seed),
             "sklearn": RandomForestClassifier(100, random_state=seed, n_jobs=1)},
-            data.X, data.y, seeds)
+            data.X, data.y, seeds))
         per_seed = (scores["model"] - scores["sklearn"]).reshape(len(seeds), 5).mean(axis=1)
-        lines.append(
-            f"| {name} | {data.X.shape[0]} x {data.X.shape[1]} | "
-            f"{100 * scores['model'].mean():.2f} ± {100 * scores['model'].std():.2f} | "
-            f"{100 * scores['sklearn'].mean():.2f} ± {100 * scores['sklearn'].std():.2f} | "
-            f"{100 * per_seed.mean():+.2f} ± {100 * per_seed.std():.2f} |")
-        print(lines[-1], f"({time.perf_counter() - started:.0f} s)", flush=True)
-    return lines
+        body.append([
+            name, f"{data.X.shape[0]} x {data.X.shape[1]}",
+            f"{100 * scores['model'].mean():.2f} ± {100 * scores['model'].std():.2f}",
+            f"{100 * scores['sklearn'].mean():.2f} ± {100 * scores['sklearn'].std():.2f}",
+            f"{100 * per_seed.mean():+.2f} ± {100 * per_seed.std():.2f}"])
+        print(markdown(header, body[-1:], pad=False).splitlines()[-1], f"({seconds:.0f} s)",
+              flush=True)
+    return markdown(header, body, pad=False)
 
 
 def thesis_study(seeds):
-    lines = ["| dataset | thesis mode (model) % | scikit-learn 250 trees depth 4 % | "
-             "thesis HW % (Table 4.2) | thesis scikit-learn % (Table 4.2) |",
-             "|---|---|---|---|---|"]
+    """The thesis-mode table (a Markdown string); prints each row when done."""
+    header = ["dataset", "thesis mode (model) %", "scikit-learn 250 trees depth 4 %",
+              "thesis HW % (Table 4.2)", "thesis scikit-learn % (Table 4.2)"]
+    body = []
     for name in THESIS_DATASETS:
         data = load(name)
         scores = cross_validated(lambda seed: {
@@ -73,31 +71,28 @@ def thesis_study(seeds):
             "sklearn": RandomForestClassifier(250, max_depth=4, random_state=seed, n_jobs=1)},
             data.X, data.y, seeds)
         hardware, software = THESIS_TABLE_4_2[name]
-        lines.append(
-            f"| {name} | {100 * scores['thesis'].mean():.2f} ± "
-            f"{100 * scores['thesis'].std():.2f} | {100 * scores['sklearn'].mean():.2f} ± "
-            f"{100 * scores['sklearn'].std():.2f} | {hardware} | {software} |")
-        print(lines[-1], flush=True)
-    return lines
+        body.append([
+            name, f"{100 * scores['thesis'].mean():.2f} ± {100 * scores['thesis'].std():.2f}",
+            f"{100 * scores['sklearn'].mean():.2f} ± {100 * scores['sklearn'].std():.2f}",
+            str(hardware), str(software)])
+        print(markdown(header, body[-1:], pad=False).splitlines()[-1], flush=True)
+    return markdown(header, body, pad=False)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="CV repetitions (default 3)")
     parser.add_argument("--only", choices=("forest", "thesis"), default=None)
-    parser.add_argument("--out", default="results", help="output folder")
+    parser.add_argument("--out", default=RESULTS, help="output folder")
     arguments = parser.parse_args()
-    out = pathlib.Path(arguments.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = results_dir(arguments.out)
     seeds = list(range(arguments.seeds))
     header = (f"Stratified 5-fold CV x {len(seeds)} seeds (seeds {seeds}); accuracy mean ± "
               f"standard deviation over the {5 * len(seeds)} folds.\n\n")
     if arguments.only in (None, "forest"):
-        lines = forest_study(seeds)
-        (out / "accuracy_forest.md").write_text(header + "\n".join(lines) + "\n")
+        (out / "accuracy_forest.md").write_text(header + forest_study(seeds) + "\n")
     if arguments.only in (None, "thesis"):
-        lines = thesis_study(seeds)
-        (out / "accuracy_thesis.md").write_text(header + "\n".join(lines) + "\n")
+        (out / "accuracy_thesis.md").write_text(header + thesis_study(seeds) + "\n")
 
 
 if __name__ == "__main__":

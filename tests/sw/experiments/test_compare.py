@@ -94,7 +94,7 @@ def test_missing_dataset_and_missing_estimate_are_explained(monkeypatch, tmp_pat
     with pytest.raises(SystemExit):
         compare.parse_arguments(["--datasets", "sonar"])
     assert "dataset 'sonar' is not available: set HWFOREST_DATA_DIR" in capsys.readouterr().err
-    monkeypatch.setattr(compare, "PE_FIT", {"iris": 56})
+    monkeypatch.setattr(compare.builds, "PE_FIT", {"iris": 56})
     with pytest.raises(SystemExit):
         compare.parse_arguments(["--datasets", "wine"])
     assert "no PE estimate for wine" in capsys.readouterr().err
@@ -103,7 +103,7 @@ def test_missing_dataset_and_missing_estimate_are_explained(monkeypatch, tmp_pat
 
 
 def test_a_dataset_too_big_for_the_simulated_build_is_refused_before_any_work(monkeypatch, capsys):
-    monkeypatch.setattr(compare, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64, "classes": 2})
+    monkeypatch.setattr(compare.builds, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64, "classes": 2})
     with pytest.raises(SystemExit):
         compare.parse_arguments(["--datasets", "iris"])
     assert ("iris's training folds do not fit the simulated build (max_rows 120 > 64, classes 3 > 2)"
@@ -215,7 +215,7 @@ def test_samples_of_two_builds_are_simulated_side_by_side_and_land_in_their_rows
                 for job in jobs]
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
     monkeypatch.setattr(backend, "build", lambda design: None)
-    monkeypatch.setattr(compare, "PE_LANES", {**compare.PE_LANES, "iris": 4, "wine": 8})
+    monkeypatch.setattr(compare.builds, "PE_LANES", {**compare.PE_LANES, "iris": 4, "wine": 8})
     assert compare.main(["--datasets", "iris", "wine", "--folds", "2", "--repeats", "1",
                          "--trees", "3", "--sim-trees", "2", "--sim-thesis-trees", "2", "--jobs", "1",
                          "--pe-count", "4", "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
@@ -319,7 +319,7 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
                                       features_per_split=2, thesis_mode=False, min_samples_split=2,
                                       min_samples_leaf=1)
     design = backend.design_for(120, 4, 3, 6, params)     # tests/sim/test_tb_system.py's build
-    monkeypatch.setattr(compare, "SIM_DESIGN", design)
+    monkeypatch.setattr(compare.builds, "SIM_DESIGN", design)
     status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "2", "--trees", "4",
                            "--sim-trees", "2", "--sim-thesis-trees", "4", "--out", str(tmp_path)])
     captured = capfd.readouterr()

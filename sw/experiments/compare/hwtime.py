@@ -1,0 +1,62 @@
+"""The modelled hardware training time: the dataset stream's load, the presort and the
+trees over P PEs, at the clock; and the columns it adds to a dataset's row.
+
+    modelled time = (load + presort + trees x mean cycles per tree / P) / clock
+"""
+
+from sw.experiments.compare import builds
+from sw.methods.forest.estimator import THESIS_PRESET
+
+
+def load_cycles(shape, design):
+    """Cycles of the dataset stream: one beat per row and slot of ``feature_lanes``
+    features, taken one per cycle (the trainer is always ready while not busy)."""
+    n_rows, n_features = shape
+    return n_rows * -(-n_features // design["feature_lanes"])
+
+
+def rotor_wait_cycles(job, design):
+    """Most cycles a tree waits for its lists in a trainer of several PEs: the list rotor
+    serves the PEs from one copy of the presorted bank, so a tree's first list may come
+    round only after ``ceil(F / lanes)`` other lists; a tree that takes the sparse fill
+    reads no list. (A lone PE never waits: the rotor jumps to its list.)"""
+    params = job["params"]
+    n_rows, n_features = job["codes"].shape
+    sparse = (params.thesis_mode and params.bootstrap
+              and params.max_samples <= design.get("sparse_rows", 0))
+    return 0 if sparse else -(-n_features // design["feature_lanes"]) * n_rows
+
+
+def modelled_seconds(sample, n_trees, pe_count, clock_hz):
+    """(load + presort + start/finish + n_trees x (cycles per tree + the most it can wait
+    for its lists, with P > 1) / P) / clock, in seconds."""
+    wait = sample.get("rotor_wait_cycles", 0) if pe_count > 1 else 0
+    cycles = (sample["load_cycles"] + sample["sort_cycles"] + sample.get("overhead_cycles", 0)
+              + n_trees * (sample["cycles_per_tree"] + wait) / pe_count)
+    return cycles / clock_hz
+
+
+def hardware_columns(row, samples, arguments):
+    """Add the simulated samples, modelled times and speed-ups to ``row``."""
+    # Imported here: pe_fit pulls in the gateware (hw, Amaranth), needed only with simulation.
+    from sw.experiments import pe_fit
+    pe_count = arguments.pe_count or builds.PE_FIT[row["dataset"]]
+    clock_hz = arguments.clock_mhz * 1e6
+    # The estimate's PEs hold in-bag lists shorter than the rows (sw.experiments.pe_fit): every
+    # tree of the modelled forests must fit them, or its P does not apply.
+    lists = pe_fit.pe_parameters(row["rows"], row["features"], 2)["max_inbag_rows"]
+    needed = max(samples[mode]["inbag_rows_max"] for mode in ("forest", "thesis"))
+    if needed > lists and not arguments.pe_count:
+        raise RuntimeError(f"{row['dataset']}: a tree's bootstrap holds {needed} distinct rows, more "
+                           f"than the {lists} of the in-bag lists PE_FIT's estimate assumes; its "
+                           f"P = {pe_count} does not apply (pass --pe-count)")
+    row.update(pe_count=pe_count, pe_count_source="option" if arguments.pe_count else "estimate",
+               clock_mhz=arguments.clock_mhz, pe_list_rows=lists, inbag_rows_max=needed)
+    for mode, n_trees in (("forest", arguments.trees), ("thesis", THESIS_PRESET["n_estimators"])):
+        sample = samples[mode]
+        row.update({f"sim_{mode}_{key}": value for key, value in sample.items()})
+        row[f"hw_{mode}_ms"] = 1000 * modelled_seconds(sample, n_trees, pe_count, clock_hz)
+        for jobs in ("1", "all"):
+            row[f"speedup_{mode}_{jobs}"] = row[f"fit_sk_{mode}_{jobs}_ms"] / row[f"hw_{mode}_ms"]
+    row["rtl_equals_model"] = bool(samples["forest"]["equal"] and samples["thesis"]["equal"])
+    return row
