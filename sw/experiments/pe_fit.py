@@ -21,8 +21,9 @@ The lanes with the higher ``P / (2 + ceil(F / lanes))`` (:func:`throughput`: PEs
 the passes per tree level of the cycle model) are chosen: fewer lanes cost more cycles
 per tree but fewer DSP blocks per PE. The inference engine, host interface, routing and
 timing closure are not counted, so P is an upper bound of what a Quartus build would
-hold. The result is copied into :data:`sw.experiments.compare.PE_FIT` and :data:`sw.experiments.compare.PE_LANES`
-(the comparison does not run Yosys).
+hold. The result is written to :data:`FIT_FILE` (``docs/pe_fit.json``: per dataset P,
+lanes, the limiting resource, the PE's parameters and estimate, with a digest of the
+gateware sources), which the comparison reads (it does not run Yosys).
 """
 
 import argparse
@@ -37,7 +38,11 @@ from hw.lane import lane_slots
 from hw.flows.resources import ARRIA10_10AX115, estimate, m20k_blocks
 from sim.backend import BUILD_ROOT, PROJECT_ROOT
 
-__all__ = ["inbag_capacity", "lane_options", "throughput", "pe_parameters", "trainer_memories", "pes_that_fit", "main"]
+__all__ = ["FIT_FILE", "inbag_capacity", "lane_options", "throughput", "pe_parameters",
+           "trainer_memories", "pes_that_fit", "design_digest", "load_fits", "main"]
+
+#: Where the measured fits live (a measurement, so in docs/), written by :func:`main`.
+FIT_FILE = PROJECT_ROOT / "docs" / "pe_fit.json"
 
 FOLDS = 5
 FEATURE_LANES = 8
@@ -128,17 +133,27 @@ def pes_that_fit(pe, parameters, device=ARRIA10_10AX115):
     return counts[limiting], limiting, counts
 
 
-def _design_digest():
-    """Digest of the gateware sources: an estimate cached for other sources is stale."""
+def design_digest():
+    """Digest of the gateware sources (``hw`` without its flows): an estimate made of other
+    sources is stale."""
     digest = hashlib.sha1()
-    for path in sorted((PROJECT_ROOT / "hw").glob("*.py")):
-        digest.update(path.read_bytes())
+    for path in sorted((PROJECT_ROOT / "hw").rglob("*.py")):
+        if "flows" not in path.relative_to(PROJECT_ROOT / "hw").parts:
+            digest.update(path.relative_to(PROJECT_ROOT).as_posix().encode())
+            digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def load_fits(path=None):
+    """The measured fits (:data:`FIT_FILE`): ``{dataset: {"pe_count", "feature_lanes",
+    "limited_by", "parameters", "estimate", "trainer_m20k"}}`` and the file's header."""
+    data = json.loads(Path(path or FIT_FILE).read_text())
+    return data["datasets"], {key: value for key, value in data.items() if key != "datasets"}
 
 
 def _estimate_cached(name, parameters, folder):
     cache = folder / f"{name}.json"
-    design = _design_digest()
+    design = design_digest()
     if cache.exists():
         cached = json.loads(cache.read_text())
         if (cached.get("design") == design
@@ -153,11 +168,29 @@ def _estimate_cached(name, parameters, folder):
     return result
 
 
+def write_fits(fits, path):
+    """Record the chosen fit of every dataset measured (``main``'s ``fits``) in ``path``;
+    datasets not measured this time keep their entry."""
+    record = {"tool": "python -m sw.experiments.pe_fit (Yosys synth_intel_alm estimates)",
+              "date": time.strftime("%Y-%m-%d"), "design_digest": design_digest(),
+              "datasets": {name: {"pe_count": fit["pe_count"],
+                                  "feature_lanes": fit["parameters"]["feature_lanes"],
+                                  "limited_by": fit["limited_by"], "parameters": fit["parameters"],
+                                  "estimate": fit["estimate"], "trainer_m20k": fit["trainer_m20k"]}
+                           for name, fit in fits.items()}}
+    if path.exists():
+        kept, _ = load_fits(path)
+        record["datasets"] = {**kept, **record["datasets"]}
+    path.write_text(json.dumps(record, indent=1) + "\n")
+
+
 def main(argv=None):
     from sw.data.datasets import THESIS_HARDWARE_DATASETS, available, load
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(THESIS_HARDWARE_DATASETS))
     parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_fit.md"))
+    parser.add_argument("--fits", default=str(FIT_FILE),
+                        help="the measured fits the comparison reads (default: %(default)s)")
     arguments = parser.parse_args(argv)
     folder = BUILD_ROOT / "pe_fit"
     folder.mkdir(parents=True, exist_ok=True)
@@ -179,7 +212,9 @@ def main(argv=None):
             per_pe, shared = trainer_memories(parameters)
             count, limiting, counts = pes_that_fit(pe, parameters)
             options.append({"pe_count": count, "limited_by": limiting, "parameters": parameters,
-                            "throughput": throughput(count, n_features, lanes)})
+                            "throughput": throughput(count, n_features, lanes),
+                            "estimate": {key: pe[key] for key in ("alms", "m20k", "dsp")},
+                            "trainer_m20k": {"per_pe": per_pe, "shared": shared}})
             lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
                          f"{pe['alms']:,} | {pe['m20k']} + {per_pe} | {pe['dsp']} | {shared} | "
                          f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
@@ -191,11 +226,9 @@ def main(argv=None):
     out = Path(arguments.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("# PEs sized per dataset that fit a 10AX115 (ESTIMATE)\n\n"
-                   + __doc__.split("\n\n", 2)[2] + "\n" + "\n".join(lines) + "\n\n```python\n"
-                   + "PE_FIT = " + json.dumps({k: v["pe_count"] for k, v in fits.items()}) + "\n"
-                   + "PE_LANES = " + json.dumps({k: v["parameters"]["feature_lanes"] for k, v in fits.items()})
-                   + "\n```\n")
-    print(f"wrote {out}")
+                   + __doc__.split("\n\n", 2)[2] + "\n" + "\n".join(lines) + "\n")
+    write_fits(fits, Path(arguments.fits))
+    print(f"wrote {out} and {arguments.fits}")
     return 0
 
 
