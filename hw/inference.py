@@ -25,6 +25,7 @@ traversed; predictions leave in row order.
 """
 
 from functools import reduce
+from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Module, Signal
 from amaranth.lib import data, stream, wiring
@@ -211,18 +212,41 @@ class InferenceEngine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        g = self.geometry
-        stages = g.traversal_stages
-        buffers = range(ROW_BUFFERS)
+        node_reads, counts_read = self._node_memories(m)
+        rows = self._row_buffers(m)
+        load_count, load_overflow = self._load_rows(m, rows)
+        read_stage, leaving = self._traversal_stages(m, rows, node_reads)
+        self._issue(m, rows, read_stage, leaving)
+        self._retire(m, rows, leaving, counts_read)
+        output, output_valid = self._predictions(m, rows)
 
-        # ---- Node memories: one copy per stage, plus the class counts ----------------
+        # ---- Accuracy counters, flags ----------------------------------------------------
+        with m.If(self.predictions.valid & self.predictions.ready):
+            m.d.sync += [self.rows_seen.eq(self.rows_seen + 1),
+                         self.rows_labelled.eq(self.rows_labelled + output.has_label),
+                         self.rows_correct.eq(self.rows_correct + output.correct)]
+        with m.If(self.clear):
+            m.d.sync += [self.rows_seen.eq(0), self.rows_labelled.eq(0), self.rows_correct.eq(0),
+                         self.bad_node.eq(0), self.bad_row.eq(0), self.bad_feature.eq(0),
+                         self.depth_exceeded.eq(0)]
+        m.d.comb += self.idle.eq(~Cat(*rows.busy).any() & (load_count == 0) & ~load_overflow &
+                                 ~output_valid)
+        return m
+
+    def _node_memories(self, m):
+        """Node memories, one copy per stage, plus the class counts, and their write path.
+
+        Returns the node read ports (one per stage) and the class-count read port (or None).
+        """
+        g = self.geometry
         node_reads = []
         node_writes = []
-        for stage in range(stages):
+        for stage in range(g.traversal_stages):
             memory = Memory(shape=g.stored_node_layout, depth=g.node_memory_depth, init=[])
             m.submodules[f"nodes_{stage}"] = memory
             node_writes.append(memory.write_port())
             node_reads.append(memory.read_port())
+        counts_read = None
         if g.class_count_sums:
             counts_memory = Memory(shape=data.ArrayLayout(g.count_bits, g.classes),
                                    depth=g.node_memory_depth, init=[])
@@ -257,42 +281,52 @@ class InferenceEngine(wiring.Component):
                          counts_write.en.eq(write_valid)]
         with m.If(self.nodes.valid & node_refused):
             m.d.sync += self.bad_node.eq(1)
+        return node_reads, counts_read
 
-        # ---- Row buffers --------------------------------------------------------------
+    def _row_buffers(self, m):
+        """The codes of the rows in flight and each row buffer's state and results."""
+        g = self.geometry
+        buffers = range(ROW_BUFFERS)
         # Codes of the two rows in flight, address {buffer, feature}; one combinational
         # read port per stage.
         codes = Memory(shape=g.code_bits, depth=ROW_BUFFERS << g.feature_bits, init=[])
         m.submodules.row_codes = codes
         code_write = codes.write_port()
-        code_reads = [codes.read_port(domain="comb") for _ in range(stages)]
+        code_reads = [codes.read_port(domain="comb") for _ in range(g.traversal_stages)]
 
         # Per buffer: a row is in it (from its last feature until its prediction is taken),
         # all its trees have been issued, trees to issue, features, label, results.
-        busy = [Signal(name=f"busy_{b}") for b in buffers]
-        issued = [Signal(name=f"issued_{b}") for b in buffers]
-        trees = [Signal(g.n_trees_bits, name=f"trees_{b}") for b in buffers]
-        retired = [Signal(g.n_trees_bits, name=f"retired_{b}") for b in buffers]
-        features = [Signal(g.feature_count_bits, name=f"features_{b}") for b in buffers]
-        label = [Signal(g.class_bits, name=f"label_{b}") for b in buffers]
-        has_label = [Signal(name=f"has_label_{b}") for b in buffers]
-        row_error = [Signal(name=f"row_error_{b}") for b in buffers]
-        votes = [[Signal(g.vote_bits, name=f"votes_{b}_{c}") for c in range(g.classes)]
-                 for b in buffers]
-        sums = [[Signal(g.sum_bits, name=f"sums_{b}_{c}") for c in range(g.classes)]
-                for b in buffers]
-        best_class = [Signal(g.class_bits, name=f"best_class_{b}") for b in buffers]
-        best_votes = [Signal(g.vote_bits, name=f"best_votes_{b}") for b in buffers]
+        return SimpleNamespace(
+            code_write=code_write,
+            code_reads=code_reads,
+            busy=[Signal(name=f"busy_{b}") for b in buffers],
+            issued=[Signal(name=f"issued_{b}") for b in buffers],
+            trees=[Signal(g.n_trees_bits, name=f"trees_{b}") for b in buffers],
+            retired=[Signal(g.n_trees_bits, name=f"retired_{b}") for b in buffers],
+            features=[Signal(g.feature_count_bits, name=f"features_{b}") for b in buffers],
+            label=[Signal(g.class_bits, name=f"label_{b}") for b in buffers],
+            has_label=[Signal(name=f"has_label_{b}") for b in buffers],
+            row_error=[Signal(name=f"row_error_{b}") for b in buffers],
+            votes=[[Signal(g.vote_bits, name=f"votes_{b}_{c}") for c in range(g.classes)]
+                   for b in buffers],
+            sums=[[Signal(g.sum_bits, name=f"sums_{b}_{c}") for c in range(g.classes)]
+                  for b in buffers],
+            best_class=[Signal(g.class_bits, name=f"best_class_{b}") for b in buffers],
+            best_votes=[Signal(g.vote_bits, name=f"best_votes_{b}") for b in buffers],
+        )
 
-        # ---- Loading a row, one feature per beat -----------------------------------------
+    def _load_rows(self, m, rows):
+        """Loading a row, one feature per beat; returns (load_count, load_overflow)."""
+        g = self.geometry
         load_buffer = Signal()
         load_count = Signal(g.feature_count_bits)     # features written so far
         load_overflow = Signal()                      # more features than feature_capacity
         m.d.comb += self.bad_config.eq((self.n_trees == 0) | (self.n_trees > g.max_trees))
-        m.d.comb += self.rows.ready.eq(~Array(busy)[load_buffer])
+        m.d.comb += self.rows.ready.eq(~Array(rows.busy)[load_buffer])
         with m.If(self.rows.valid & self.rows.ready):
             room = load_count < g.feature_capacity
-            m.d.comb += [code_write.addr.eq(Cat(load_count[:g.feature_bits], load_buffer)),
-                         code_write.data.eq(self.rows.p.code), code_write.en.eq(room)]
+            m.d.comb += [rows.code_write.addr.eq(Cat(load_count[:g.feature_bits], load_buffer)),
+                         rows.code_write.data.eq(self.rows.p.code), rows.code_write.en.eq(room)]
             with m.If(room):
                 m.d.sync += load_count.eq(load_count + 1)
             overflow = load_overflow | ~room
@@ -302,20 +336,27 @@ class InferenceEngine(wiring.Component):
                 m.d.sync += [load_count.eq(0), load_overflow.eq(0), load_buffer.eq(~load_buffer)]
                 with m.If(overflow):
                     m.d.sync += self.bad_row.eq(1)
-                for b in buffers:
+                for b in range(ROW_BUFFERS):
                     with m.If(load_buffer == b):
                         m.d.sync += [
-                            busy[b].eq(1), issued[b].eq(0), retired[b].eq(0),
-                            trees[b].eq(0),
-                            features[b].eq(load_count + room),
-                            label[b].eq(self.rows.p.label), has_label[b].eq(self.rows.p.has_label),
-                            row_error[b].eq(refused), best_class[b].eq(0), best_votes[b].eq(0),
-                            *[vote.eq(0) for vote in votes[b]], *[total.eq(0) for total in sums[b]],
+                            rows.busy[b].eq(1), rows.issued[b].eq(0), rows.retired[b].eq(0),
+                            rows.trees[b].eq(0),
+                            rows.features[b].eq(load_count + room),
+                            rows.label[b].eq(self.rows.p.label),
+                            rows.has_label[b].eq(self.rows.p.has_label),
+                            rows.row_error[b].eq(refused), rows.best_class[b].eq(0),
+                            rows.best_votes[b].eq(0),
+                            *[vote.eq(0) for vote in rows.votes[b]],
+                            *[total.eq(0) for total in rows.sums[b]],
                         ]
                         with m.If(~refused):
-                            m.d.sync += trees[b].eq(self.n_trees)
+                            m.d.sync += rows.trees[b].eq(self.n_trees)
+        return load_count, load_overflow
 
-        # ---- Traversal stages ------------------------------------------------------------
+    def _traversal_stages(self, m, rows, node_reads):
+        """The traversal pipeline; returns its entry registers and the context leaving it."""
+        g = self.geometry
+        stages = g.traversal_stages
         read_stage = [Signal(g.context_layout, name=f"stage{s}_read") for s in range(stages)]
         decide_stage = [Signal(g.context_layout, name=f"stage{s}_decide") for s in range(stages)]
         leaving = None
@@ -326,14 +367,14 @@ class InferenceEngine(wiring.Component):
             here = decide_stage[s]
             node = Signal(g.stored_node_layout, name=f"stage{s}_node")
             m.d.comb += node.eq(node_reads[s].data)
-            m.d.comb += code_reads[s].addr.eq(Cat(node.feature, here.buffer))
-            code = code_reads[s].data
+            m.d.comb += rows.code_reads[s].addr.eq(Cat(node.feature, here.buffer))
+            code = rows.code_reads[s].data
             following = Signal(g.context_layout, name=f"stage{s}_next")
             m.d.comb += following.eq(here)
             with m.If(here.valid & ~here.done):
                 with m.If(node.leaf):
                     m.d.comb += [following.done.eq(1), following.majority_class.eq(node.majority_class)]
-                with m.Elif(node.feature >= Array(features)[here.buffer]):
+                with m.Elif(node.feature >= Array(rows.features)[here.buffer]):
                     m.d.comb += [following.done.eq(1), following.fault.eq(1)]
                     m.d.sync += self.bad_feature.eq(1)
                 with m.Elif(here.steps == g.max_depth):
@@ -346,14 +387,17 @@ class InferenceEngine(wiring.Component):
                 m.d.sync += read_stage[s + 1].eq(following)
             else:
                 leaving = following
+        return read_stage, leaving
 
-        # ---- The seam: recirculate, retire, issue new (row, tree) pairs ------------------
+    def _issue(self, m, rows, read_stage, leaving):
+        """The seam: recirculate an unfinished context, else issue a new (row, tree) pair."""
+        g = self.geometry
         issue_buffer = Signal()
         issue_count = Signal(g.n_trees_bits)
         issue_base = Signal(g.address_bits)
         recirculate = leaving.valid & ~leaving.done
-        pending = Array(busy)[issue_buffer] & ~Array(issued)[issue_buffer]
-        issue_trees = Array(trees)[issue_buffer]
+        pending = Array(rows.busy)[issue_buffer] & ~Array(rows.issued)[issue_buffer]
+        issue_trees = Array(rows.trees)[issue_buffer]
         with m.If(recirculate):
             m.d.sync += read_stage[0].eq(leaving)
         with m.Elif(pending & (issue_trees != 0)):
@@ -365,11 +409,13 @@ class InferenceEngine(wiring.Component):
             m.d.sync += read_stage[0].valid.eq(0)
         with m.If(pending & ((issue_trees == 0) | (~recirculate & (issue_count + 1 == issue_trees)))):
             m.d.sync += [issue_count.eq(0), issue_base.eq(0), issue_buffer.eq(~issue_buffer)]
-            for b in buffers:
+            for b in range(ROW_BUFFERS):
                 with m.If(issue_buffer == b):
-                    m.d.sync += issued[b].eq(1)
+                    m.d.sync += rows.issued[b].eq(1)
 
-        # Retiring: register, read the leaf's class counts, add up.
+    def _retire(self, m, rows, leaving, counts_read):
+        """Retiring a finished context: register, read the leaf's class counts, add up."""
+        g = self.geometry
         retire_read = Signal(g.context_layout)
         retire_add = Signal(g.context_layout)
         m.d.sync += [retire_read.eq(leaving), retire_read.valid.eq(leaving.valid & leaving.done),
@@ -378,57 +424,54 @@ class InferenceEngine(wiring.Component):
             m.d.comb += [counts_read.addr.eq(retire_read.base + retire_read.node),
                          counts_read.en.eq(1)]
         with m.If(retire_add.valid):
-            for b in buffers:
+            for b in range(ROW_BUFFERS):
                 with m.If(retire_add.buffer == b):
-                    m.d.sync += retired[b].eq(retired[b] + 1)
+                    m.d.sync += rows.retired[b].eq(rows.retired[b] + 1)
                     with m.If(retire_add.fault):
-                        m.d.sync += row_error[b].eq(1)
+                        m.d.sync += rows.row_error[b].eq(1)
                     with m.Else():
-                        voted = retire_add.majority_class
-                        new_votes = Array(votes[b])[voted] + 1
-                        for c in range(g.classes):
-                            with m.If(voted == c):
-                                m.d.sync += votes[b][c].eq(new_votes)
-                            if g.class_count_sums:
-                                m.d.sync += sums[b][c].eq(sums[b][c] + counts_read.data[c])
-                        # Votes only grow, so the running argmax (ties: lowest class)
-                        # only changes to the class just voted for.
-                        with m.If((new_votes > best_votes[b]) |
-                                  ((new_votes == best_votes[b]) & (voted < best_class[b]))):
-                            m.d.sync += [best_class[b].eq(voted), best_votes[b].eq(new_votes)]
+                        self._vote(m, rows, b, retire_add.majority_class, counts_read)
 
-        # ---- Predictions, in row order ---------------------------------------------------
+    def _vote(self, m, rows, b, voted, counts_read):
+        """Count buffer ``b``'s vote for class ``voted`` and add the leaf's class counts."""
+        g = self.geometry
+        votes, best_class, best_votes = rows.votes[b], rows.best_class[b], rows.best_votes[b]
+        new_votes = Array(votes)[voted] + 1
+        for c in range(g.classes):
+            with m.If(voted == c):
+                m.d.sync += votes[c].eq(new_votes)
+            if g.class_count_sums:
+                m.d.sync += rows.sums[b][c].eq(rows.sums[b][c] + counts_read.data[c])
+        # Votes only grow, so the running argmax (ties: lowest class)
+        # only changes to the class just voted for.
+        with m.If((new_votes > best_votes) |
+                  ((new_votes == best_votes) & (voted < best_class))):
+            m.d.sync += [best_class.eq(voted), best_votes.eq(new_votes)]
+
+    def _predictions(self, m, rows):
+        """Predictions, in row order; returns the output register and its valid flag."""
+        g = self.geometry
         emit_buffer = Signal()
         output_valid = Signal()
         output = Signal(g.prediction_layout)
         m.d.comb += [self.predictions.valid.eq(output_valid), self.predictions.payload.eq(output)]
         with m.If(self.predictions.ready):
             m.d.sync += output_valid.eq(0)
-        complete = [busy[b] & issued[b] & (retired[b] == trees[b]) for b in buffers]
+        complete = [rows.busy[b] & rows.issued[b] & (rows.retired[b] == rows.trees[b])
+                    for b in range(ROW_BUFFERS)]
         with m.If((~output_valid | self.predictions.ready) & Array(complete)[emit_buffer]):
             m.d.sync += [output_valid.eq(1), emit_buffer.eq(~emit_buffer)]
-            for b in buffers:
+            for b in range(ROW_BUFFERS):
                 with m.If(emit_buffer == b):
-                    error = row_error[b]
+                    error = rows.row_error[b]
+                    best_class, has_label = rows.best_class[b], rows.has_label[b]
                     m.d.sync += [
-                        busy[b].eq(0),
-                        output.predicted_class.eq(best_class[b]),
-                        output.votes.eq(Cat(*votes[b])),
-                        output.error.eq(error), output.has_label.eq(has_label[b]),
-                        output.correct.eq(has_label[b] & ~error & (best_class[b] == label[b])),
+                        rows.busy[b].eq(0),
+                        output.predicted_class.eq(best_class),
+                        output.votes.eq(Cat(*rows.votes[b])),
+                        output.error.eq(error), output.has_label.eq(has_label),
+                        output.correct.eq(has_label & ~error & (best_class == rows.label[b])),
                     ]
                     if g.class_count_sums:
-                        m.d.sync += output.class_count_sums.eq(Cat(*sums[b]))
-
-        # ---- Accuracy counters, flags ----------------------------------------------------
-        with m.If(self.predictions.valid & self.predictions.ready):
-            m.d.sync += [self.rows_seen.eq(self.rows_seen + 1),
-                         self.rows_labelled.eq(self.rows_labelled + output.has_label),
-                         self.rows_correct.eq(self.rows_correct + output.correct)]
-        with m.If(self.clear):
-            m.d.sync += [self.rows_seen.eq(0), self.rows_labelled.eq(0), self.rows_correct.eq(0),
-                         self.bad_node.eq(0), self.bad_row.eq(0), self.bad_feature.eq(0),
-                         self.depth_exceeded.eq(0)]
-        m.d.comb += self.idle.eq(~Cat(*busy).any() & (load_count == 0) & ~load_overflow &
-                                 ~output_valid)
-        return m
+                        m.d.sync += output.class_count_sums.eq(Cat(*rows.sums[b]))
+        return output, output_valid

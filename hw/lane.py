@@ -30,6 +30,8 @@ ends) and with ``weight - 1`` (an in-bag entry weighs at least 1): a bit narrowe
 which puts the 2,048-row PEs' 42-bit entries into the 40-bit M20K configuration.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
@@ -141,80 +143,102 @@ class FeatureLane(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        code_bits = self.code_bits
-        list_rows = self.list_rows
+        s = SimpleNamespace()           # the units, registers and wires the states share
+        self._units(m, s)
+        self._command_registers(s)
+        self._segment_reader(m, s)
+        self._bank_writes(m, s)
+        self._constant_check_registers(m, s)
 
-        m.submodules.bank = bank = Memory(shape=self.stored_layout, depth=self.bank_slots * list_rows,
-                                         init=[])
-        bank_write = bank.write_port()
-        bank_read = bank.read_port()
+        m.d.comb += [self.results.p.visit.eq(s.job.visit), self.results.p.slot.eq(s.job.slot)]
+        m.d.comb += self.results.p.split.eq(s.scanner.splits.p)
+
+        with m.FSM(init="Idle"):
+            self._idle(m, s)
+            self._check_constant_features(m, s)
+            self._scan(m, s)
+            self._go_left(m, s)
+            self._partition(m, s)
+        return m
+
+    def _units(self, m, s):
+        """The list bank, the constant flags, the Gini scanner, the partition unit, the job queue."""
+        m.submodules.bank = bank = Memory(shape=self.stored_layout,
+                                         depth=self.bank_slots * self.list_rows, init=[])
+        s.bank_write = bank.write_port()
+        s.bank_read = bank.read_port()
         m.submodules.constants = constants = Memory(shape=1, depth=self.slots, init=[])
-        constant_write = constants.write_port()
+        s.constant_write = constants.write_port()
         constant_read = constants.read_port()
         m.d.comb += [constant_read.addr.eq(self.constant_slot), self.constant_flag.eq(constant_read.data)]
 
-        m.submodules.scanner = scanner = GiniScanner(
-            classes=self.classes, count_bits=self.count_bits, code_bits=code_bits,
+        m.submodules.scanner = s.scanner = GiniScanner(
+            classes=self.classes, count_bits=self.count_bits, code_bits=self.code_bits,
             row_bits=self.position_bits)
-        m.submodules.partition = partition = PartitionUnit(
+        m.submodules.partition = s.partition = PartitionUnit(
             max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits,
-            address_bits=self.address_bits, max_segment=list_rows)
-        m.submodules.job_queue = job_queue = SyncFIFO(
+            address_bits=self.address_bits, max_segment=self.list_rows)
+        m.submodules.job_queue = s.job_queue = SyncFIFO(
             width=len(self.jobs.payload.as_value()), depth=self.slots)
         m.d.comb += [
-            job_queue.w_data.eq(self.jobs.payload), job_queue.w_en.eq(self.jobs.valid),
-            self.jobs.ready.eq(job_queue.w_rdy),
-            scanner.min_samples_leaf.eq(self.min_samples_leaf),
+            s.job_queue.w_data.eq(self.jobs.payload), s.job_queue.w_en.eq(self.jobs.valid),
+            self.jobs.ready.eq(s.job_queue.w_rdy),
+            s.scanner.min_samples_leaf.eq(self.min_samples_leaf),
         ]
-        wiring.connect(m, wiring.flipped(self.decisions_in), partition.decisions)
+        wiring.connect(m, wiring.flipped(self.decisions_in), s.partition.decisions)
 
-        start = Signal.like(self.segment_start)
-        length = Signal.like(self.segment_length)
-        slots_used = Signal.like(self.slots_used)
-        slot = Signal(self.slot_bits + 1)
-        job = Signal(job_layout(self.slot_bits, self.visit_bits))
-        threshold = Signal(code_bits)
+    def _command_registers(self, s):
+        """The command's operands, held while it runs."""
+        s.start = Signal.like(self.segment_start)
+        s.length = Signal.like(self.segment_length)
+        s.slots_used = Signal.like(self.slots_used)
+        s.slot = Signal(self.slot_bits + 1)
+        s.job = Signal(job_layout(self.slot_bits, self.visit_bits))
+        s.threshold = Signal(self.code_bits)
 
-        def base(slot_value):
-            return slot_value * list_rows + start
+    def _base(self, s, slot_value):
+        """Bank address of the segment's first entry in slot ``slot_value``."""
+        return slot_value * self.list_rows + s.start
 
-        # The segment reader: streams bank[address .. address + remaining) to whichever
-        # consumer the state selects. The read port only moves when the consumer takes the
-        # entry in its output, so back-pressure never loses an entry.
+    def _segment_reader(self, m, s):
+        """The segment reader: streams bank[address .. address + remaining) to whichever
+        consumer the state selects. The read port only moves when the consumer takes the
+        entry in its output, so back-pressure never loses an entry."""
         read_address = Signal(self.address_bits)
         remaining = Signal(self.position_bits)
-        staged = Signal()                       # bank_read.data holds an entry
-        staged_last = Signal()
-        consumer_ready = Signal()
-        begin_read = Signal()
-        begin_address = Signal(self.address_bits)
-        begin_length = Signal(self.position_bits)
-        advance = ~staged | consumer_ready
-        m.d.comb += [bank_read.addr.eq(read_address), bank_read.en.eq(advance)]
+        s.staged = Signal()                     # bank_read.data holds an entry
+        s.staged_last = Signal()
+        s.consumer_ready = Signal()
+        s.begin_read = Signal()
+        s.begin_address = Signal(self.address_bits)
+        s.begin_length = Signal(self.position_bits)
+        advance = ~s.staged | s.consumer_ready
+        m.d.comb += [s.bank_read.addr.eq(read_address), s.bank_read.en.eq(advance)]
         with m.If(advance):
-            m.d.sync += [staged.eq(remaining != 0), staged_last.eq(remaining == 1)]
+            m.d.sync += [s.staged.eq(remaining != 0), s.staged_last.eq(remaining == 1)]
             with m.If(remaining != 0):
                 m.d.sync += [read_address.eq(read_address + 1), remaining.eq(remaining - 1)]
-        with m.If(begin_read):
-            m.d.sync += [read_address.eq(begin_address), remaining.eq(begin_length)]
-        entry = Signal(self.entry_layout)       # last is left 0: readers use staged_last
-        m.d.comb += [entry.row.eq(bank_read.data.row), entry.code.eq(bank_read.data.code),
-                     entry.weight.eq(bank_read.data.weight_less_one + 1)]
-        entry_code = entry.code[:code_bits]
+        with m.If(s.begin_read):
+            m.d.sync += [read_address.eq(s.begin_address), remaining.eq(s.begin_length)]
+        s.entry = entry = Signal(self.entry_layout)     # last is left 0: readers use staged_last
+        m.d.comb += [entry.row.eq(s.bank_read.data.row), entry.code.eq(s.bank_read.data.code),
+                     entry.weight.eq(s.bank_read.data.weight_less_one + 1)]
+        s.entry_code = entry.code[:self.code_bits]
+        s.entry_label = entry.code[self.code_bits:]
 
-        def store(source):
-            """An entry as the bank holds it (its weight is at least 1)."""
-            stored = Signal(self.stored_layout)
-            m.d.comb += [stored.row.eq(source.row), stored.code.eq(source.code),
-                         stored.weight_less_one.eq(source.weight - 1)]
-            return stored
+    def _store(self, m, source):
+        """An entry as the bank holds it (its weight is at least 1)."""
+        stored = Signal(self.stored_layout)
+        m.d.comb += [stored.row.eq(source.row), stored.code.eq(source.code),
+                     stored.weight_less_one.eq(source.weight - 1)]
+        return stored
 
-        fill_stored = store(self.fill_entry)
-        partitioned_stored = store(partition.writes.p.entry)
-        entry_label = entry.code[code_bits:]
-
-        # Write port: the fill from outside, or the partition unit's writes (the PE never
-        # fills while a partition drains; the fill would win).
+    def _bank_writes(self, m, s):
+        """Write port: the fill from outside, or the partition unit's writes (the PE never
+        fills while a partition drains; the fill would win)."""
+        partition, bank_write = s.partition, s.bank_write
+        fill_stored = self._store(m, self.fill_entry)
+        partitioned_stored = self._store(m, partition.writes.p.entry)
         m.d.comb += [partition.writes.ready.eq(~self.fill_enable), self.draining.eq(~partition.idle)]
         with m.If(self.fill_enable):
             m.d.comb += [bank_write.addr.eq(self.fill_address), bank_write.data.eq(fill_stored),
@@ -223,121 +247,125 @@ class FeatureLane(wiring.Component):
             m.d.comb += [bank_write.addr.eq(partition.writes.p.address),
                          bank_write.data.eq(partitioned_stored), bank_write.en.eq(1)]
 
-        # Constant check pipeline.
-        check_index = Signal(self.slot_bits + 2)        # next read: slot = index // 2
-        check_pending = Signal()
-        check_pending_index = Signal.like(check_index)
-        first_code = Signal(code_bits)
-        nonconstant = Signal.like(self.nonconstant)
-        m.d.comb += self.nonconstant.eq(nonconstant)
+    def _constant_check_registers(self, m, s):
+        """Constant check pipeline."""
+        s.check_index = Signal(self.slot_bits + 2)      # next read: slot = index // 2
+        s.check_pending = Signal()
+        s.check_pending_index = Signal.like(s.check_index)
+        s.first_code = Signal(self.code_bits)
+        s.nonconstant = Signal.like(self.nonconstant)
+        m.d.comb += self.nonconstant.eq(s.nonconstant)
 
-        m.d.comb += [self.results.p.visit.eq(job.visit), self.results.p.slot.eq(job.slot)]
-        m.d.comb += self.results.p.split.eq(scanner.splits.p)
+    def _idle(self, m, s):
+        with m.State("Idle"):
+            m.d.comb += s.job_queue.r_en.eq(~self.go)
+            with m.If(self.go):
+                m.d.sync += [s.start.eq(self.segment_start), s.length.eq(self.segment_length),
+                             s.slots_used.eq(self.slots_used), s.threshold.eq(self.threshold),
+                             s.slot.eq(0)]
+                with m.Switch(self.command):
+                    with m.Case(LaneCommand.CONSTANT):
+                        m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0)]
+                        m.next = "Check constant features"
+                    with m.Case(LaneCommand.GO_LEFT):
+                        m.d.sync += s.slot.eq(self.go_left_slot)
+                        m.next = "Start going left"
+                    with m.Case(LaneCommand.PARTITION):
+                        m.next = "Start a partition"
+            with m.Elif(s.job_queue.r_rdy):
+                m.d.sync += s.job.eq(s.job_queue.r_data)
+                m.next = "Send the segment header"
 
-        with m.FSM(init="Idle"):
-            with m.State("Idle"):
-                m.d.comb += job_queue.r_en.eq(~self.go)
-                with m.If(self.go):
-                    m.d.sync += [start.eq(self.segment_start), length.eq(self.segment_length),
-                                 slots_used.eq(self.slots_used), threshold.eq(self.threshold),
-                                 slot.eq(0)]
-                    with m.Switch(self.command):
-                        with m.Case(LaneCommand.CONSTANT):
-                            m.d.sync += [check_index.eq(0), check_pending.eq(0), nonconstant.eq(0)]
-                            m.next = "Check constant features"
-                        with m.Case(LaneCommand.GO_LEFT):
-                            m.d.sync += slot.eq(self.go_left_slot)
-                            m.next = "Start going left"
-                        with m.Case(LaneCommand.PARTITION):
-                            m.next = "Start a partition"
-                with m.Elif(job_queue.r_rdy):
-                    m.d.sync += job.eq(job_queue.r_data)
-                    m.next = "Send the segment header"
-
-            with m.State("Check constant features"):
-                m.d.comb += self.busy.eq(1)
-                check_slot = check_index[1:]
-                issuing = check_slot < slots_used
-                m.d.comb += [bank_read.addr.eq(base(check_slot) + Mux(check_index[0], length - 1, 0)),
-                             bank_read.en.eq(1)]
-                m.d.sync += [check_pending.eq(issuing), check_pending_index.eq(check_index)]
-                with m.If(issuing):
-                    m.d.sync += check_index.eq(check_index + 1)
-                with m.If(check_pending):
-                    with m.If(~check_pending_index[0]):
-                        m.d.sync += first_code.eq(entry_code)
-                    with m.Else():
-                        is_constant = entry_code == first_code
-                        m.d.comb += [constant_write.addr.eq(check_pending_index[1:]),
-                                     constant_write.data.eq(is_constant), constant_write.en.eq(1)]
-                        with m.If(~is_constant):
-                            m.d.sync += nonconstant.eq(nonconstant + 1)
-                with m.If(~issuing & ~check_pending):
-                    m.next = "Idle"
-
-            # --- Scanning one slot's segment for the best split ---
-            with m.State("Send the segment header"):
-                # The node's totals and segment are held by the controller while it scans.
-                m.d.comb += [scanner.segments.valid.eq(1),
-                             scanner.segments.p.class_counts.eq(self.totals),
-                             scanner.segments.p.rows.eq(self.segment_length)]
-                with m.If(scanner.segments.ready):
-                    m.d.comb += [begin_read.eq(1),
-                                 begin_address.eq(job.slot * list_rows + self.segment_start),
-                                 begin_length.eq(self.segment_length)]
-                    m.next = "Scan the segment"
-            with m.State("Scan the segment"):
-                m.d.comb += [
-                    scanner.entries.valid.eq(staged),
-                    scanner.entries.p.code.eq(entry_code),
-                    scanner.entries.p.label.eq(entry_label),
-                    scanner.entries.p.weight.eq(entry.weight),
-                    scanner.entries.p.last.eq(staged_last),
-                    consumer_ready.eq(scanner.entries.ready),
-                ]
-                with m.If(staged & staged_last & scanner.entries.ready):
-                    m.next = "Offer the result"
-            with m.State("Offer the result"):
-                m.d.comb += [self.results.valid.eq(scanner.splits.valid),
-                             scanner.splits.ready.eq(self.results.ready)]
-                with m.If(scanner.splits.valid & self.results.ready):
-                    m.next = "Idle"
-
-            # --- Go-left bits of a split on this lane's feature ---
-            with m.State("Start going left"):
-                m.d.comb += [self.busy.eq(1), begin_read.eq(1), begin_address.eq(base(slot)),
-                             begin_length.eq(length)]
-                m.next = "Go left"
-            with m.State("Go left"):
-                m.d.comb += [
-                    self.busy.eq(1),
-                    self.decisions_out.valid.eq(staged),
-                    self.decisions_out.p.row.eq(entry.row),
-                    self.decisions_out.p.left.eq(entry_code <= threshold),
-                    consumer_ready.eq(self.decisions_out.ready),
-                ]
-                with m.If(staged & staged_last & self.decisions_out.ready):
-                    m.next = "Idle"
-
-            # --- Stable partition of every used slot, written back in place ---
-            with m.State("Start a partition"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(slot == slots_used):
-                    m.next = "Idle"
+    def _check_constant_features(self, m, s):
+        with m.State("Check constant features"):
+            m.d.comb += self.busy.eq(1)
+            check_slot = s.check_index[1:]
+            issuing = check_slot < s.slots_used
+            m.d.comb += [s.bank_read.addr.eq(self._base(s, check_slot) +
+                                             Mux(s.check_index[0], s.length - 1, 0)),
+                         s.bank_read.en.eq(1)]
+            m.d.sync += [s.check_pending.eq(issuing), s.check_pending_index.eq(s.check_index)]
+            with m.If(issuing):
+                m.d.sync += s.check_index.eq(s.check_index + 1)
+            with m.If(s.check_pending):
+                with m.If(~s.check_pending_index[0]):
+                    m.d.sync += s.first_code.eq(s.entry_code)
                 with m.Else():
-                    m.d.comb += [begin_read.eq(1), begin_address.eq(base(slot)),
-                                 begin_length.eq(length)]
-                    m.next = "Partition"
-            with m.State("Partition"):
-                m.d.comb += [
-                    self.busy.eq(1),
-                    partition.segment_in.valid.eq(staged),
-                    partition.segment_in.p.entry.eq(entry),
-                    partition.segment_in.p.entry.last.eq(staged_last),
-                    partition.segment_in.p.base.eq(base(slot)),
-                    consumer_ready.eq(partition.segment_in.ready),
-                ]
-                with m.If(staged & staged_last & partition.segment_in.ready):
-                    m.d.sync += slot.eq(slot + 1)
-                    m.next = "Start a partition"
-        return m
+                    is_constant = s.entry_code == s.first_code
+                    m.d.comb += [s.constant_write.addr.eq(s.check_pending_index[1:]),
+                                 s.constant_write.data.eq(is_constant), s.constant_write.en.eq(1)]
+                    with m.If(~is_constant):
+                        m.d.sync += s.nonconstant.eq(s.nonconstant + 1)
+            with m.If(~issuing & ~s.check_pending):
+                m.next = "Idle"
+
+    def _scan(self, m, s):
+        """Scanning one slot's segment for the best split."""
+        scanner = s.scanner
+        with m.State("Send the segment header"):
+            # The node's totals and segment are held by the controller while it scans.
+            m.d.comb += [scanner.segments.valid.eq(1),
+                         scanner.segments.p.class_counts.eq(self.totals),
+                         scanner.segments.p.rows.eq(self.segment_length)]
+            with m.If(scanner.segments.ready):
+                m.d.comb += [s.begin_read.eq(1),
+                             s.begin_address.eq(s.job.slot * self.list_rows + self.segment_start),
+                             s.begin_length.eq(self.segment_length)]
+                m.next = "Scan the segment"
+        with m.State("Scan the segment"):
+            m.d.comb += [
+                scanner.entries.valid.eq(s.staged),
+                scanner.entries.p.code.eq(s.entry_code),
+                scanner.entries.p.label.eq(s.entry_label),
+                scanner.entries.p.weight.eq(s.entry.weight),
+                scanner.entries.p.last.eq(s.staged_last),
+                s.consumer_ready.eq(scanner.entries.ready),
+            ]
+            with m.If(s.staged & s.staged_last & scanner.entries.ready):
+                m.next = "Offer the result"
+        with m.State("Offer the result"):
+            m.d.comb += [self.results.valid.eq(scanner.splits.valid),
+                         scanner.splits.ready.eq(self.results.ready)]
+            with m.If(scanner.splits.valid & self.results.ready):
+                m.next = "Idle"
+
+    def _go_left(self, m, s):
+        """Go-left bits of a split on this lane's feature."""
+        with m.State("Start going left"):
+            m.d.comb += [self.busy.eq(1), s.begin_read.eq(1),
+                         s.begin_address.eq(self._base(s, s.slot)), s.begin_length.eq(s.length)]
+            m.next = "Go left"
+        with m.State("Go left"):
+            m.d.comb += [
+                self.busy.eq(1),
+                self.decisions_out.valid.eq(s.staged),
+                self.decisions_out.p.row.eq(s.entry.row),
+                self.decisions_out.p.left.eq(s.entry_code <= s.threshold),
+                s.consumer_ready.eq(self.decisions_out.ready),
+            ]
+            with m.If(s.staged & s.staged_last & self.decisions_out.ready):
+                m.next = "Idle"
+
+    def _partition(self, m, s):
+        """Stable partition of every used slot, written back in place."""
+        partition = s.partition
+        with m.State("Start a partition"):
+            m.d.comb += self.busy.eq(1)
+            with m.If(s.slot == s.slots_used):
+                m.next = "Idle"
+            with m.Else():
+                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(self._base(s, s.slot)),
+                             s.begin_length.eq(s.length)]
+                m.next = "Partition"
+        with m.State("Partition"):
+            m.d.comb += [
+                self.busy.eq(1),
+                partition.segment_in.valid.eq(s.staged),
+                partition.segment_in.p.entry.eq(s.entry),
+                partition.segment_in.p.entry.last.eq(s.staged_last),
+                partition.segment_in.p.base.eq(self._base(s, s.slot)),
+                s.consumer_ready.eq(partition.segment_in.ready),
+            ]
+            with m.If(s.staged & s.staged_last & partition.segment_in.ready):
+                m.d.sync += s.slot.eq(s.slot + 1)
+                m.next = "Start a partition"

@@ -12,6 +12,8 @@ of ``n / 2`` comparators for a bitonic network. An LSD radix sort is stable by
 construction, which gives the row-index tie-break for free.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -87,6 +89,19 @@ class RadixSorter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        s = self._datapath(m)
+        with m.FSM(init="Clear counters") as fsm:
+            self._clear_counters(m, s)
+            self._load_rows(m, s)
+            self._finish_loading(m, s)
+            self._turn_counts_into_offsets(m, s)
+            self._scatter_rows(m, s)
+            self._emit_sorted_rows(m, s)
+        m.d.comb += self.busy.eq(~fsm.ongoing("Load rows and count first digit") | (s.row_count != 0))
+        return m
+
+    def _datapath(self, m):
+        """The memories, registers and digit selectors every phase shares."""
         radix = 1 << self.radix_bits
         entry_layout = data.StructLayout({"code": self.code_bits, "row": self.row_bits})
         count_shape = unsigned(self.row_bits + 1)
@@ -95,8 +110,8 @@ class RadixSorter(wiring.Component):
         # holds the offsets of the current pass while the other counts the next digit).
         # Read ports are transparent so that a read-modify-write of the same counter in
         # consecutive cycles sees its own update.
-        buffers, buffer_write, buffer_read = [], [], []
-        counters, counter_write, counter_read = [], [], []
+        buffer_write, buffer_read = [], []
+        counter_write, counter_read = [], []
         for index in range(2):
             buffer = Memory(shape=entry_layout, depth=self.max_rows, init=[])
             counter = Memory(shape=count_shape, depth=radix, init=[])
@@ -113,24 +128,12 @@ class RadixSorter(wiring.Component):
         parity = Signal()                           # digit_pass % 2
         running_sum = Signal(count_shape)
 
-        def digit(code, which):
-            """Digit ``which`` (a constant or a signal) of ``code``."""
-            result = Signal(self.radix_bits)
-            if isinstance(which, int):
-                m.d.comb += result.eq(code >> (which * self.radix_bits))
-                return result
-            with m.Switch(which):
-                for p in range(self.passes):
-                    with m.Case(p):
-                        m.d.comb += result.eq(code >> (p * self.radix_bits))
-            return result
-
         # The digits every phase needs, computed once from the entries they belong to.
         source_entry = Signal(entry_layout)         # the row read from this pass's source
         m.d.comb += source_entry.eq(Mux(parity, buffer_read[1].data, buffer_read[0].data))
-        load_digit = digit(self.codes.p.code, 0)
-        scatter_digit = digit(source_entry.code, digit_pass)
-        following_digit = digit(source_entry.code, digit_pass + 1)
+        load_digit = self._digit(m, self.codes.p.code, 0)
+        scatter_digit = self._digit(m, source_entry.code, digit_pass)
+        following_digit = self._digit(m, source_entry.code, digit_pass + 1)
 
         # One-cycle pipeline registers: the read issued last cycle and what it was for.
         stage1_valid = Signal()
@@ -143,131 +146,155 @@ class RadixSorter(wiring.Component):
         stage2_next_digit = Signal(self.radix_bits)
         m.d.sync += [stage1_valid.eq(0), stage2_valid.eq(0)]
 
-        with m.FSM(init="Clear counters") as fsm:
-            with m.State("Clear counters"):
-                for port in counter_write:
-                    m.d.comb += [port.addr.eq(index), port.data.eq(0), port.en.eq(1)]
-                m.d.sync += index.eq(index + 1)
-                with m.If(index == radix - 1):
-                    m.d.sync += [index.eq(0), row_count.eq(0)]
-                    m.next = "Load rows and count first digit"
+        return SimpleNamespace(
+            radix=radix, buffer_write=buffer_write, buffer_read=buffer_read,
+            counter_write=counter_write, counter_read=counter_read,
+            row_count=row_count, index=index, digit_pass=digit_pass, parity=parity,
+            running_sum=running_sum, source_entry=source_entry, load_digit=load_digit,
+            scatter_digit=scatter_digit, following_digit=following_digit,
+            stage1_valid=stage1_valid, stage1_digit=stage1_digit, stage1_row=stage1_row,
+            stage1_code=stage1_code, stage2_valid=stage2_valid, stage2_entry=stage2_entry,
+            stage2_digit=stage2_digit, stage2_next_digit=stage2_next_digit)
 
-            with m.State("Load rows and count first digit"):
-                m.d.comb += self.codes.ready.eq(1)
-                code = self.codes.p.code
-                with m.If(self.codes.valid):
-                    with m.If(row_count < self.max_rows):
+    def _digit(self, m, code, which):
+        """Digit ``which`` (a constant or a signal) of ``code``."""
+        result = Signal(self.radix_bits)
+        if isinstance(which, int):
+            m.d.comb += result.eq(code >> (which * self.radix_bits))
+            return result
+        with m.Switch(which):
+            for p in range(self.passes):
+                with m.Case(p):
+                    m.d.comb += result.eq(code >> (p * self.radix_bits))
+        return result
+
+    def _count_loaded_digit(self, m, s):
+        """Counting during the load: the counter read last cycle, plus one."""
+        with m.If(s.stage1_valid):
+            m.d.comb += [s.counter_write[0].addr.eq(s.stage1_digit),
+                         s.counter_write[0].data.eq(s.counter_read[0].data + 1),
+                         s.counter_write[0].en.eq(1)]
+
+    def _clear_counters(self, m, s):
+        with m.State("Clear counters"):
+            for port in s.counter_write:
+                m.d.comb += [port.addr.eq(s.index), port.data.eq(0), port.en.eq(1)]
+            m.d.sync += s.index.eq(s.index + 1)
+            with m.If(s.index == s.radix - 1):
+                m.d.sync += [s.index.eq(0), s.row_count.eq(0)]
+                m.next = "Load rows and count first digit"
+
+    def _load_rows(self, m, s):
+        with m.State("Load rows and count first digit"):
+            m.d.comb += self.codes.ready.eq(1)
+            code = self.codes.p.code
+            with m.If(self.codes.valid):
+                with m.If(s.row_count < self.max_rows):
+                    m.d.comb += [
+                        s.buffer_write[0].addr.eq(s.row_count),
+                        s.buffer_write[0].data.code.eq(code),
+                        s.buffer_write[0].data.row.eq(s.row_count),
+                        s.buffer_write[0].en.eq(1),
+                        s.counter_read[0].addr.eq(s.load_digit),
+                    ]
+                    m.d.sync += [s.stage1_valid.eq(1), s.stage1_digit.eq(s.load_digit),
+                                 s.row_count.eq(s.row_count + 1)]
+                with m.Else():
+                    m.d.sync += self.overflow.eq(1)
+                with m.If(self.codes.p.last):
+                    m.next = "Finish loading"
+            with m.If(self.codes.valid & (s.row_count == 0)):
+                m.d.sync += self.overflow.eq(0)
+            self._count_loaded_digit(m, s)
+
+    def _finish_loading(self, m, s):
+        with m.State("Finish loading"):
+            self._count_loaded_digit(m, s)
+            m.d.sync += [s.index.eq(0), s.digit_pass.eq(0), s.parity.eq(0), s.running_sum.eq(0)]
+            with m.If(self.overflow):
+                m.next = "Clear counters"
+            with m.Else():
+                m.next = "Turn counts into offsets"
+
+    def _turn_counts_into_offsets(self, m, s):
+        with m.State("Turn counts into offsets"):
+            # Exclusive prefix sum over the counters of this pass, in place; the other
+            # counter memory is zeroed for the next digit's count.
+            for p in range(2):
+                with m.If(s.parity == p):
+                    m.d.comb += s.counter_read[p].addr.eq(s.index)
+                    with m.If(s.stage1_valid):
+                        m.d.comb += [s.counter_write[p].addr.eq(s.stage1_digit),
+                                     s.counter_write[p].data.eq(s.running_sum),
+                                     s.counter_write[p].en.eq(1)]
+                        m.d.sync += s.running_sum.eq(s.running_sum + s.counter_read[p].data)
+                    m.d.comb += [s.counter_write[1 - p].addr.eq(s.index),
+                                 s.counter_write[1 - p].data.eq(0),
+                                 s.counter_write[1 - p].en.eq(s.index < s.radix)]
+            with m.If(s.index < s.radix):
+                m.d.sync += [s.stage1_valid.eq(1), s.stage1_digit.eq(s.index), s.index.eq(s.index + 1)]
+            with m.Elif(~s.stage1_valid):
+                m.d.sync += s.index.eq(0)
+                m.next = "Scatter rows by digit"
+
+    def _scatter_rows(self, m, s):
+        with m.State("Scatter rows by digit"):
+            for p in range(2):
+                with m.If(s.parity == p):
+                    source_read = s.buffer_read[p]
+                    target_write = s.buffer_write[1 - p]
+                    offsets_read, offsets_write = s.counter_read[p], s.counter_write[p]
+                    next_read, next_write = s.counter_read[1 - p], s.counter_write[1 - p]
+                    # Stage 0: read the next row of the source buffer.
+                    m.d.comb += source_read.addr.eq(s.index)
+                    with m.If(s.index < s.row_count):
+                        m.d.sync += [s.stage1_valid.eq(1), s.index.eq(s.index + 1)]
+                    # Stage 1: read its offset and its next-digit counter.
+                    m.d.comb += [offsets_read.addr.eq(s.scatter_digit),
+                                 next_read.addr.eq(s.following_digit)]
+                    with m.If(s.stage1_valid):
+                        m.d.sync += [s.stage2_valid.eq(1), s.stage2_entry.eq(s.source_entry),
+                                     s.stage2_digit.eq(s.scatter_digit),
+                                     s.stage2_next_digit.eq(s.following_digit)]
+                    # Stage 2: place the row, bump its offset and count the next digit.
+                    with m.If(s.stage2_valid):
                         m.d.comb += [
-                            buffer_write[0].addr.eq(row_count),
-                            buffer_write[0].data.code.eq(code),
-                            buffer_write[0].data.row.eq(row_count),
-                            buffer_write[0].en.eq(1),
-                            counter_read[0].addr.eq(load_digit),
+                            target_write.addr.eq(offsets_read.data),
+                            target_write.data.eq(s.stage2_entry),
+                            target_write.en.eq(1),
+                            offsets_write.addr.eq(s.stage2_digit),
+                            offsets_write.data.eq(offsets_read.data + 1),
+                            offsets_write.en.eq(1),
+                            next_write.addr.eq(s.stage2_next_digit),
+                            next_write.data.eq(next_read.data + 1),
+                            next_write.en.eq(1),
                         ]
-                        m.d.sync += [stage1_valid.eq(1), stage1_digit.eq(load_digit),
-                                     row_count.eq(row_count + 1)]
-                    with m.Else():
-                        m.d.sync += self.overflow.eq(1)
-                    with m.If(self.codes.p.last):
-                        m.next = "Finish loading"
-                with m.If(self.codes.valid & (row_count == 0)):
-                    m.d.sync += self.overflow.eq(0)
-                # Counting: the counter read last cycle, plus one.
-                with m.If(stage1_valid):
-                    m.d.comb += [counter_write[0].addr.eq(stage1_digit),
-                                 counter_write[0].data.eq(counter_read[0].data + 1),
-                                 counter_write[0].en.eq(1)]
-
-            with m.State("Finish loading"):
-                with m.If(stage1_valid):
-                    m.d.comb += [counter_write[0].addr.eq(stage1_digit),
-                                 counter_write[0].data.eq(counter_read[0].data + 1),
-                                 counter_write[0].en.eq(1)]
-                m.d.sync += [index.eq(0), digit_pass.eq(0), parity.eq(0), running_sum.eq(0)]
-                with m.If(self.overflow):
-                    m.next = "Clear counters"
+            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.stage2_valid):
+                m.d.sync += [s.index.eq(0), s.running_sum.eq(0),
+                             s.digit_pass.eq(s.digit_pass + 1), s.parity.eq(~s.parity)]
+                with m.If(s.digit_pass == self.passes - 1):
+                    m.next = "Emit sorted rows"
                 with m.Else():
                     m.next = "Turn counts into offsets"
 
-            with m.State("Turn counts into offsets"):
-                # Exclusive prefix sum over the counters of this pass, in place; the other
-                # counter memory is zeroed for the next digit's count.
-                for p in range(2):
-                    with m.If(parity == p):
-                        m.d.comb += counter_read[p].addr.eq(index)
-                        with m.If(stage1_valid):
-                            m.d.comb += [counter_write[p].addr.eq(stage1_digit),
-                                         counter_write[p].data.eq(running_sum),
-                                         counter_write[p].en.eq(1)]
-                            m.d.sync += running_sum.eq(running_sum + counter_read[p].data)
-                        m.d.comb += [counter_write[1 - p].addr.eq(index),
-                                     counter_write[1 - p].data.eq(0),
-                                     counter_write[1 - p].en.eq(index < radix)]
-                with m.If(index < radix):
-                    m.d.sync += [stage1_valid.eq(1), stage1_digit.eq(index), index.eq(index + 1)]
-                with m.Elif(~stage1_valid):
-                    m.d.sync += index.eq(0)
-                    m.next = "Scatter rows by digit"
-
-            with m.State("Scatter rows by digit"):
-                for p in range(2):
-                    with m.If(parity == p):
-                        source_read = buffer_read[p]
-                        target_write = buffer_write[1 - p]
-                        offsets_read, offsets_write = counter_read[p], counter_write[p]
-                        next_read, next_write = counter_read[1 - p], counter_write[1 - p]
-                        # Stage 0: read the next row of the source buffer.
-                        m.d.comb += source_read.addr.eq(index)
-                        with m.If(index < row_count):
-                            m.d.sync += [stage1_valid.eq(1), index.eq(index + 1)]
-                        # Stage 1: read its offset and its next-digit counter.
-                        m.d.comb += [offsets_read.addr.eq(scatter_digit),
-                                     next_read.addr.eq(following_digit)]
-                        with m.If(stage1_valid):
-                            m.d.sync += [stage2_valid.eq(1), stage2_entry.eq(source_entry),
-                                         stage2_digit.eq(scatter_digit),
-                                         stage2_next_digit.eq(following_digit)]
-                        # Stage 2: place the row, bump its offset and count the next digit.
-                        with m.If(stage2_valid):
-                            m.d.comb += [
-                                target_write.addr.eq(offsets_read.data),
-                                target_write.data.eq(stage2_entry),
-                                target_write.en.eq(1),
-                                offsets_write.addr.eq(stage2_digit),
-                                offsets_write.data.eq(offsets_read.data + 1),
-                                offsets_write.en.eq(1),
-                                next_write.addr.eq(stage2_next_digit),
-                                next_write.data.eq(next_read.data + 1),
-                                next_write.en.eq(1),
-                            ]
-                with m.If((index == row_count) & ~stage1_valid & ~stage2_valid):
-                    m.d.sync += [index.eq(0), running_sum.eq(0),
-                                 digit_pass.eq(digit_pass + 1), parity.eq(~parity)]
-                    with m.If(digit_pass == self.passes - 1):
-                        m.next = "Emit sorted rows"
-                    with m.Else():
-                        m.next = "Turn counts into offsets"
-
-            with m.State("Emit sorted rows"):
-                # The read port's data is the output payload; its enable only moves on a
-                # transfer, so the payload holds still while the consumer stalls.
-                output_valid = Signal()
-                final = self.passes % 2
-                read = buffer_read[final]
-                advance = ~output_valid | self.sorted.ready
-                m.d.comb += [
-                    read.addr.eq(index), read.en.eq(advance),
-                    self.sorted.valid.eq(output_valid),
-                    self.sorted.p.row.eq(read.data.row),
-                    self.sorted.p.code.eq(read.data.code),
-                    self.sorted.p.last.eq(index == row_count),
-                ]
-                with m.If(advance):
-                    with m.If(index < row_count):
-                        m.d.sync += [output_valid.eq(1), index.eq(index + 1)]
-                    with m.Else():
-                        m.d.sync += [output_valid.eq(0), index.eq(0)]
-                        m.next = "Clear counters"
-
-        m.d.comb += self.busy.eq(~fsm.ongoing("Load rows and count first digit") | (row_count != 0))
-        return m
+    def _emit_sorted_rows(self, m, s):
+        with m.State("Emit sorted rows"):
+            # The read port's data is the output payload; its enable only moves on a
+            # transfer, so the payload holds still while the consumer stalls.
+            output_valid = Signal()
+            final = self.passes % 2
+            read = s.buffer_read[final]
+            advance = ~output_valid | self.sorted.ready
+            m.d.comb += [
+                read.addr.eq(s.index), read.en.eq(advance),
+                self.sorted.valid.eq(output_valid),
+                self.sorted.p.row.eq(read.data.row),
+                self.sorted.p.code.eq(read.data.code),
+                self.sorted.p.last.eq(s.index == s.row_count),
+            ]
+            with m.If(advance):
+                with m.If(s.index < s.row_count):
+                    m.d.sync += [output_valid.eq(1), s.index.eq(s.index + 1)]
+                with m.Else():
+                    m.d.sync += [output_valid.eq(0), s.index.eq(0)]
+                    m.next = "Clear counters"
