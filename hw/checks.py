@@ -1,6 +1,7 @@
-"""Construction-time parameter checks shared by every gateware block."""
+"""Construction-time parameter checks and widths shared by every gateware block: the one
+integer check of the gateware and the one bit-width rule."""
 
-__all__ = ["check_integer", "refuse_construction"]
+__all__ = ["check_integer", "refuse_construction", "bits"]
 
 
 def check_integer(name, value, minimum, maximum):
@@ -19,3 +20,8 @@ def refuse_construction(component):
     parameters were refused is not a forgotten design, so silence that warning.
     """
     component._MustUse__silence = True
+
+
+def bits(maximum):
+    """Bits to hold the integers 0 .. ``maximum`` (at least 1)."""
+    return max(1, int(maximum).bit_length())

@@ -32,17 +32,12 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.checks import check_integer, refuse_construction
+from hw.checks import bits, check_integer, refuse_construction
 
 __all__ = ["InferenceEngine", "InferenceGeometry"]
 
 #: Row buffers (rows in flight between loading and emitting their prediction).
 ROW_BUFFERS = 2
-
-
-def _bits(value):
-    """Bits to hold the integers 0..value (at least 1)."""
-    return max(1, int(value).bit_length())
 
 
 class InferenceGeometry:
@@ -77,17 +72,17 @@ class InferenceGeometry:
         self.traversal_stages = traversal_stages
         self.class_count_sums = class_count_sums
 
-        self.tree_bits = _bits(max_trees - 1)
-        self.node_bits = _bits(max_nodes_per_tree - 1)
-        self.feature_bits = _bits(feature_capacity - 1)
-        self.class_bits = _bits(classes - 1)
-        self.vote_bits = _bits(max_trees)
-        self.sum_bits = count_bits + _bits(max_trees)
-        self.n_trees_bits = _bits(max_trees)
-        self.feature_count_bits = _bits(feature_capacity)
-        self.step_bits = _bits(max_depth)
+        self.tree_bits = bits(max_trees - 1)
+        self.node_bits = bits(max_nodes_per_tree - 1)
+        self.feature_bits = bits(feature_capacity - 1)
+        self.class_bits = bits(classes - 1)
+        self.vote_bits = bits(max_trees)
+        self.sum_bits = count_bits + bits(max_trees)
+        self.n_trees_bits = bits(max_trees)
+        self.feature_count_bits = bits(feature_capacity)
+        self.step_bits = bits(max_depth)
         self.node_memory_depth = max_trees * max_nodes_per_tree
-        self.address_bits = _bits(self.node_memory_depth - 1)
+        self.address_bits = bits(self.node_memory_depth - 1)
 
         node_fields = {
             "tree": self.tree_bits, "node": self.node_bits, "leaf": 1,

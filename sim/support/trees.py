@@ -10,6 +10,7 @@ import dataclasses
 
 import numpy as np
 
+from hw.checks import bits
 from hw.pe import node_layout
 from sw.methods.forest.model import Tree, inbag_row_count, leaf_decision, train_tree
 from sim.support.streams import unpack
@@ -18,11 +19,6 @@ __all__ = ["bits", "PECapacity", "tree_budget", "depth_overflow_expected", "inba
            "tree_inputs",
            "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal", "quantised_dataset",
            "dataset_beats"]
-
-
-def bits(maximum):
-    """Bits to hold 0 .. maximum."""
-    return max(1, int(maximum).bit_length())
 
 
 class PECapacity:
