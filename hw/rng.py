@@ -4,7 +4,7 @@ The numbers, their order and the rejection rule are specified in ``sw/methods/fo
 module must agree with it bit for bit (checked in Verilator by ``sim/tb_rng.py``).
 """
 
-from amaranth.hdl import Const, Module, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 

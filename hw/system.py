@@ -16,7 +16,7 @@ Host interface (documented in ``docs/registers.md``):
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction

@@ -28,6 +28,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+import sklearn
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import StratifiedKFold
+
+from sw.data.datasets import REGISTRY, available, load
+from sw.experiments.compare import (SIM_DESIGN, default_datasets, sample_job, sim_design,
+                                    train_by_design)
+from sw.experiments.pe_cycles import cycle_model
+from sw.methods.forest import model
+from sw.methods.forest.estimator import HardwareForestClassifier
 
 __all__ = ["cycles_section", "speedup_section", "fit_section", "main"]
 
@@ -49,13 +59,7 @@ def sorter_cycles(n_rows, n_features, code_bits, radix_bits):
 
 def cycles_section(datasets, n_forest, n_thesis, seed):
     """Simulate the samples; return (Markdown lines, simulation-speed lines)."""
-    from sw.experiments.pe_cycles import cycle_model
-    from sklearn.model_selection import StratifiedKFold
 
-    from sw.methods.forest import model
-    from sw.experiments.compare import SIM_DESIGN, sample_job, sim_design, train_by_design
-    from sw.data.datasets import load
-    from sw.methods.forest.estimator import HardwareForestClassifier
     plan, jobs = [], []
     for name in datasets:
         data = load(name)
@@ -141,10 +145,6 @@ def speedup_section(path):
 
 def fit_section(datasets, n_trees, repeats=3):
     """Golden model vs scikit-learn fit time (single-threaded CPU seconds, best of ``repeats``)."""
-    from sklearn.ensemble import RandomForestClassifier
-
-    from sw.data.datasets import load
-    from sw.methods.forest.estimator import HardwareForestClassifier
     lines = ["| dataset | rows x features | golden model s | scikit-learn s | model / scikit-learn |",
              "|---|---|---|---|---|"]
     for name in datasets:
@@ -164,8 +164,6 @@ def fit_section(datasets, n_trees, repeats=3):
 
 
 def main(argv=None):
-    from sw.experiments.compare import default_datasets
-    from sw.data.datasets import REGISTRY, available
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", metavar="NAME",
                         help="datasets (default: as the comparison)")
@@ -189,7 +187,6 @@ def main(argv=None):
     started = time.perf_counter()
     cycles, speed = cycles_section(datasets, arguments.trees, arguments.thesis_trees, arguments.seed)
     fit = fit_section(datasets, arguments.fit_trees)
-    import sklearn
     text = "\n".join([
         "# Benchmarks behind the comparison", "",
         f"Python {platform.python_version()}, NumPy {np.__version__}, scikit-learn "

@@ -31,7 +31,7 @@ from sw.experiments.metric_table.figures import ghost_faces_figure, wine_subspac
 from sw.experiments.metric_table.tables import (
     summarise_seeds, write_csv, write_markdown, write_seed_summary)
 from sw.experiments.metric_table.thesis import (
-    APPROACHES, DATASET_TITLES, DATASETS, THESIS_TABLE_3_1)
+    APPROACHES, DATASETS, THESIS_TABLE_3_1)
 from sw.methods.metric.estimator import LargeMarginMetricLearning
 from sw.methods.metric.mining import MINERS, THESIS_NAMES, canonical_miner_name
 from sw.methods.metric.peer import fit_lmnn, lmnn_transform
