@@ -31,6 +31,8 @@ Data path:
    tree by tree onto ``nodes`` (each node tagged with its tree index).
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Array, Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -154,8 +156,20 @@ class ForestTrainer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        max_rows, feature_capacity = self.max_rows, self.feature_capacity
-        code_bits, label_bits, row_bits = self.code_bits, self.label_bits, self.row_bits
+        s = SimpleNamespace()   # the signals and parts shared by the sections below
+        self._banks(m, s)
+        self._configuration(m, s)
+        self._dataset_stream(m, s)
+        self._presort_signals(m, s)
+        self._list_rotor(m, s)
+        self._code_lookups(m, s)
+        self._dispatcher(m, s)
+        return m
+
+    def _banks(self, m, s):
+        """The PEs, and the dataset's banks, split by lane as the PEs' lists are."""
+        max_rows, feature_capacity, code_bits = self.max_rows, self.feature_capacity, self.code_bits
+        label_bits, row_bits = self.label_bits, self.row_bits
         # An accepted start clears whatever a forest stopped on tree_error left behind: trees
         # still running or queued in the PEs, their error flags, lists half served.
         begin = Signal()
@@ -165,7 +179,6 @@ class ForestTrainer(wiring.Component):
             m.submodules[f"pe{index}"] = ResetInserter(begin)(pe)
             pes.append(pe)
 
-        # ------------------------------------------------------------ banks
         # Every bank is split by lane as the PEs' lists are: lane k holds the slots of
         # features k, k + lanes, ... (feature f in lane f % lanes, at (f // lanes) *
         # max_rows + row), so each lane has its own sorter and the presorted bank is read
@@ -195,7 +208,15 @@ class ForestTrainer(wiring.Component):
         label_reads = [labels.read_port() for _ in range(lanes)]        # one per sorter
         label_lookups = [labels.read_port() for _ in pes]
 
-        # ------------------------------------------------------------ configuration
+        s.begin, s.pes, s.lanes, s.lane_bits, s.slots = begin, pes, lanes, lane_bits, slots
+        s.code_writes, s.code_reads, s.presorted_writes = code_writes, code_reads, presorted_writes
+        s.presorted_reads, s.code_lookups, s.label_write = presorted_reads, code_lookups, label_write
+        s.label_reads, s.label_lookups = label_reads, label_lookups
+
+    def _configuration(self, m, s):
+        """The forest's configuration, held from start on, and the cycle counter."""
+        row_bits = self.row_bits
+        begin, pes, slots = s.begin, s.pes, s.slots
         n_rows = Signal.like(self.n_rows)
         n_features = Signal.like(self.n_features)
         n_trees = Signal.like(self.n_trees)
@@ -218,7 +239,15 @@ class ForestTrainer(wiring.Component):
             m.d.comb += [pe.n_rows.eq(n_rows), pe.n_features.eq(n_features)]
             m.d.comb += [getattr(pe, name).eq(register) for name, register in tree_config.items()]
 
-        # ------------------------------------------------------------ dataset stream
+        s.n_rows, s.n_features, s.n_trees, s.loaded_rows = n_rows, n_features, n_trees, loaded_rows
+        s.loaded_features, s.load_row, s.load_slot, s.cycles = loaded_features, load_row, load_slot, cycles
+
+    def _dataset_stream(self, m, s):
+        """The dataset stream into the code and label banks."""
+        max_rows, feature_capacity = self.max_rows, self.feature_capacity
+        lanes, lane_bits, code_writes, label_write = s.lanes, s.lane_bits, s.code_writes, s.label_write
+        loaded_rows, loaded_features = s.loaded_rows, s.loaded_features
+        load_row, load_slot = s.load_row, s.load_slot
         # Row by row, one beat per slot (ceil(n_features / lanes) beats per row; the
         # configuration input n_features is held while the dataset streams in), each lane's
         # code written to its own bank in the same cycle; start checks that n_rows and
@@ -253,7 +282,10 @@ class ForestTrainer(wiring.Component):
                 with m.Else():
                     m.d.sync += load_slot.eq(load_slot + 1)
 
-        # ------------------------------------------------------------ presort
+    def _presort_signals(self, m, s):
+        """The lanes' sorters and the counters of the presort."""
+        max_rows, code_bits, row_bits = self.max_rows, self.code_bits, self.row_bits
+        lanes, lane_bits, slots, n_features = s.lanes, s.lane_bits, s.slots, s.n_features
         # One sorter per lane, sorting that lane's features one after another.
         sorters = []
         for lane in range(lanes):
@@ -279,7 +311,16 @@ class ForestTrainer(wiring.Component):
             m.d.comb += lane_features[lane].eq(Mux(n_features > lane,
                                                    (n_features - lane + (lanes - 1)) >> lane_bits, 0))
 
-        # ------------------------------------------------------------ list rotor
+        s.sorters, s.sort_slot, s.feed_row, s.feed_staged = sorters, sort_slot, feed_row, feed_staged
+        s.feed_last, s.out_position, s.out_slot, s.pending = feed_last, out_position, out_slot, pending
+        s.pending_row, s.pending_code, s.pending_address = pending_row, pending_code, pending_address
+        s.lane_features = lane_features
+
+    def _list_rotor(self, m, s):
+        """The list rotor: the presorted bank's words to the PEs' list requests."""
+        max_rows, row_bits = self.max_rows, self.row_bits
+        begin, pes, slots, presorted_reads, n_rows = s.begin, s.pes, s.slots, s.presorted_reads, s.n_rows
+        lane_features = s.lane_features
         # One read port per lane serves every PE (one copy of the presorted bank, not one
         # per PE). The rotor streams the slots' lists one after another (slot 0 .. used - 1,
         # then slot 0 again), one word per cycle, each word tagged with its slot and whether
@@ -351,7 +392,11 @@ class ForestTrainer(wiring.Component):
             m.d.sync += [rotor_valid.eq(0), rotor_slot.eq(0), rotor_position.eq(0),
                          [flag.eq(0) for flag in want_valid + locked_on]]
 
-        # ------------------------------------------------------------ code look-ups
+    def _code_lookups(self, m, s):
+        """The PEs' code look-ups (their sparse fill)."""
+        max_rows = self.max_rows
+        begin, pes, lanes, lane_bits, code_lookups = s.begin, s.pes, s.lanes, s.lane_bits, s.code_lookups
+        label_lookups = s.label_lookups
         # One answer register per PE: a request is taken when the answer slot is free (or
         # is being taken); the read ports only move then, so an answer holds under stalls.
         # Every lane's code bank is read; the answer is the requested feature's lane's.
@@ -378,7 +423,9 @@ class ForestTrainer(wiring.Component):
             with m.If(begin):
                 m.d.sync += answer_valid.eq(0)
 
-        # ------------------------------------------------------------ dispatcher and merger
+    def _dispatcher(self, m, s):
+        """Tree jobs to the PEs and their trees onto ``nodes``: the forest's FSM."""
+        pes = s.pes
         next_tree = Signal(self.tree_bits + 1)
         trees_done = Signal(16)
         m.d.comb += self.trees_done.eq(trees_done)
@@ -396,111 +443,137 @@ class ForestTrainer(wiring.Component):
         pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.inbag_overflow |
                          pe.bad_config) for pe in pes).any()
 
+        s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
+        s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
+        s.pe_failed = pe_failed
         with m.FSM(init="Idle"):
-            with m.State("Idle"):
-                with m.If(self.start):
-                    config_bad = ((self.n_rows == 0) | (self.n_rows != loaded_rows) |
-                                  (self.n_features == 0) | (self.n_features != loaded_features) |
-                                  (self.n_trees == 0) | (self.n_trees > self.max_trees) |
-                                  self.dataset_error)
-                    m.d.sync += [self.bad_config.eq(config_bad), self.start_while_busy.eq(0),
-                                 self.tree_error.eq(0), self.done.eq(0)]
-                    with m.If(~config_bad):
-                        m.d.comb += begin.eq(1)
-                        m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
-                                     n_trees.eq(self.n_trees), cycles.eq(0),
-                                     [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
-                                     next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
-                                     locked.eq(0)]
-                        m.next = "Presort"
-
-            with m.State("Presort"):
-                m.d.comb += self.busy.eq(1)
-                m.d.sync += self.sort_cycles.eq(cycles + 1)
-                for lane, sorter in enumerate(sorters):
-                    # Feed: the codes of the lane's features, slot by slot, one per cycle.
-                    feed_advance = ~feed_staged[lane] | sorter.codes.ready
-                    code_read = code_reads[lane]
-                    m.d.comb += [code_read.addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
-                                 code_read.en.eq(feed_advance),
-                                 sorter.codes.valid.eq(feed_staged[lane]),
-                                 sorter.codes.p.code.eq(code_read.data),
-                                 sorter.codes.p.last.eq(feed_last[lane])]
-                    feeding = (feed_row[lane] < n_rows) & (sort_slot[lane] < lane_features[lane])
-                    with m.If(feed_advance):
-                        m.d.sync += [feed_staged[lane].eq(feeding),
-                                     feed_last[lane].eq(feed_row[lane] == n_rows - 1)]
-                        with m.If(feeding):
-                            with m.If(feed_row[lane] == n_rows - 1):
-                                m.d.sync += [feed_row[lane].eq(0), sort_slot[lane].eq(sort_slot[lane] + 1)]
-                            with m.Else():
-                                m.d.sync += feed_row[lane].eq(feed_row[lane] + 1)
-                    # Sorted rows: read the label, then write (row, code, label).
-                    m.d.comb += [sorter.sorted.ready.eq(1), label_reads[lane].addr.eq(sorter.sorted.p.row)]
-                    with m.If(sorter.sorted.valid):
-                        m.d.sync += [pending[lane].eq(1), pending_row[lane].eq(sorter.sorted.p.row),
-                                     pending_code[lane].eq(sorter.sorted.p.code),
-                                     pending_address[lane].eq(out_slot[lane] * max_rows + out_position[lane])]
-                        with m.If(sorter.sorted.p.last):
-                            m.d.sync += [out_position[lane].eq(0), out_slot[lane].eq(out_slot[lane] + 1)]
-                        with m.Else():
-                            m.d.sync += out_position[lane].eq(out_position[lane] + 1)
-                    write = presorted_writes[lane]
-                    m.d.comb += [write.addr.eq(pending_address[lane]), write.en.eq(pending[lane]),
-                                 write.data.row.eq(pending_row[lane]), write.data.code.eq(pending_code[lane]),
-                                 write.data.label.eq(label_reads[lane].data)]
-                sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
-                                 for lane in range(lanes)).all()
-                with m.If(sorted_all):
-                    m.next = "Train"
-
-            with m.State("Train"):
-                m.d.comb += self.busy.eq(1)
-                # Dispatch: the lowest free PE takes the next tree; with none free, the
-                # lowest PE that can queue one behind its running tree.
-                # A PE stopped on an error stops the forest: nothing more is dispatched, and
-                # the tree being merged (from a sound PE) goes out whole before Idle.
-                stopping = pe_failed | self.tree_error
-                with m.If((next_tree < n_trees) & ~stopping):
-                    for index in range(self.pe_count):
-                        with (m.If if index == 0 else m.Elif)(~assigned[index]):
-                            m.d.comb += pes[index].start.eq(1)
-                            m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
-                                         next_tree.eq(next_tree + 1)]
-                    for index in range(self.pe_count):
-                        with m.Elif(~has_queued[index] & pes[index].queue_ready):
-                            m.d.comb += pes[index].queue.eq(1)
-                            m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
-                                         next_tree.eq(next_tree + 1)]
-                # Merge: one PE's tree at a time onto the output.
-                with m.If(~locked & ~stopping):
-                    for index in reversed(range(self.pe_count)):
-                        with m.If(pes[index].nodes.valid):
-                            m.d.sync += [owner.eq(index), locked.eq(1)]
-                with m.Else():
-                    for index, pe in enumerate(pes):
-                        with m.If(owner == index):
-                            m.d.comb += [self.nodes.valid.eq(pe.nodes.valid),
-                                         self.nodes.p.tree.eq(pe_tree[index]),
-                                         self.nodes.p.node.eq(pe.nodes.p),
-                                         pe.nodes.ready.eq(self.nodes.ready)]
-                            with m.If(pe.nodes.valid & self.nodes.ready & pe.nodes.p.last):
-                                m.d.sync += [locked.eq(0), trees_done.eq(trees_done + 1)]
-                                # A queued tree takes over in the PE at once.
-                                with m.If(has_queued[index]):
-                                    m.d.sync += [pe_tree[index].eq(queued_tree[index]),
-                                                 has_queued[index].eq(0)]
-                                with m.Else():
-                                    m.d.sync += assigned[index].eq(0)
-                with m.If(pe_failed):
-                    m.d.sync += self.tree_error.eq(1)
-                with m.If(stopping):
-                    with m.If(~locked):
-                        m.next = "Idle"
-                with m.Elif(trees_done == n_trees):
-                    m.d.sync += self.done.eq(1)
-                    m.next = "Idle"
+            self._idle_state(m, s)
+            self._presort_state(m, s)
+            self._train_state(m, s)
 
         with m.If(self.start & self.busy):
             m.d.sync += self.start_while_busy.eq(1)
-        return m
+
+    def _idle_state(self, m, s):
+        """Idle: a good start latches the configuration and begins the presort."""
+        begin, n_rows, n_features, n_trees = s.begin, s.n_rows, s.n_features, s.n_trees
+        loaded_rows, loaded_features, cycles = s.loaded_rows, s.loaded_features, s.cycles
+        sort_slot, feed_row, out_position, out_slot = s.sort_slot, s.feed_row, s.out_position, s.out_slot
+        next_tree, trees_done, assigned, has_queued = s.next_tree, s.trees_done, s.assigned, s.has_queued
+        locked = s.locked
+        with m.State("Idle"):
+            with m.If(self.start):
+                config_bad = ((self.n_rows == 0) | (self.n_rows != loaded_rows) |
+                              (self.n_features == 0) | (self.n_features != loaded_features) |
+                              (self.n_trees == 0) | (self.n_trees > self.max_trees) |
+                              self.dataset_error)
+                m.d.sync += [self.bad_config.eq(config_bad), self.start_while_busy.eq(0),
+                             self.tree_error.eq(0), self.done.eq(0)]
+                with m.If(~config_bad):
+                    m.d.comb += begin.eq(1)
+                    m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
+                                 n_trees.eq(self.n_trees), cycles.eq(0),
+                                 [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
+                                 next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
+                                 locked.eq(0)]
+                    m.next = "Presort"
+
+    def _presort_state(self, m, s):
+        """Presort: every lane's features through its sorter into the presorted bank."""
+        max_rows = self.max_rows
+        lanes, code_reads, presorted_writes = s.lanes, s.code_reads, s.presorted_writes
+        label_reads, n_rows, cycles, sorters = s.label_reads, s.n_rows, s.cycles, s.sorters
+        sort_slot, feed_row, feed_staged, feed_last = s.sort_slot, s.feed_row, s.feed_staged, s.feed_last
+        out_position, out_slot, pending, pending_row = s.out_position, s.out_slot, s.pending, s.pending_row
+        pending_code, pending_address, lane_features = s.pending_code, s.pending_address, s.lane_features
+        with m.State("Presort"):
+            m.d.comb += self.busy.eq(1)
+            m.d.sync += self.sort_cycles.eq(cycles + 1)
+            for lane, sorter in enumerate(sorters):
+                # Feed: the codes of the lane's features, slot by slot, one per cycle.
+                feed_advance = ~feed_staged[lane] | sorter.codes.ready
+                code_read = code_reads[lane]
+                m.d.comb += [code_read.addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
+                             code_read.en.eq(feed_advance),
+                             sorter.codes.valid.eq(feed_staged[lane]),
+                             sorter.codes.p.code.eq(code_read.data),
+                             sorter.codes.p.last.eq(feed_last[lane])]
+                feeding = (feed_row[lane] < n_rows) & (sort_slot[lane] < lane_features[lane])
+                with m.If(feed_advance):
+                    m.d.sync += [feed_staged[lane].eq(feeding),
+                                 feed_last[lane].eq(feed_row[lane] == n_rows - 1)]
+                    with m.If(feeding):
+                        with m.If(feed_row[lane] == n_rows - 1):
+                            m.d.sync += [feed_row[lane].eq(0), sort_slot[lane].eq(sort_slot[lane] + 1)]
+                        with m.Else():
+                            m.d.sync += feed_row[lane].eq(feed_row[lane] + 1)
+                # Sorted rows: read the label, then write (row, code, label).
+                m.d.comb += [sorter.sorted.ready.eq(1), label_reads[lane].addr.eq(sorter.sorted.p.row)]
+                with m.If(sorter.sorted.valid):
+                    m.d.sync += [pending[lane].eq(1), pending_row[lane].eq(sorter.sorted.p.row),
+                                 pending_code[lane].eq(sorter.sorted.p.code),
+                                 pending_address[lane].eq(out_slot[lane] * max_rows + out_position[lane])]
+                    with m.If(sorter.sorted.p.last):
+                        m.d.sync += [out_position[lane].eq(0), out_slot[lane].eq(out_slot[lane] + 1)]
+                    with m.Else():
+                        m.d.sync += out_position[lane].eq(out_position[lane] + 1)
+                write = presorted_writes[lane]
+                m.d.comb += [write.addr.eq(pending_address[lane]), write.en.eq(pending[lane]),
+                             write.data.row.eq(pending_row[lane]), write.data.code.eq(pending_code[lane]),
+                             write.data.label.eq(label_reads[lane].data)]
+            sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
+                             for lane in range(lanes)).all()
+            with m.If(sorted_all):
+                m.next = "Train"
+
+    def _train_state(self, m, s):
+        """Train: dispatch trees to the PEs and merge their trees onto ``nodes``."""
+        pes, n_trees, next_tree, trees_done = s.pes, s.n_trees, s.next_tree, s.trees_done
+        assigned, pe_tree, has_queued, queued_tree = s.assigned, s.pe_tree, s.has_queued, s.queued_tree
+        owner, locked, pe_failed = s.owner, s.locked, s.pe_failed
+        with m.State("Train"):
+            m.d.comb += self.busy.eq(1)
+            # Dispatch: the lowest free PE takes the next tree; with none free, the
+            # lowest PE that can queue one behind its running tree.
+            # A PE stopped on an error stops the forest: nothing more is dispatched, and
+            # the tree being merged (from a sound PE) goes out whole before Idle.
+            stopping = pe_failed | self.tree_error
+            with m.If((next_tree < n_trees) & ~stopping):
+                for index in range(self.pe_count):
+                    with (m.If if index == 0 else m.Elif)(~assigned[index]):
+                        m.d.comb += pes[index].start.eq(1)
+                        m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
+                                     next_tree.eq(next_tree + 1)]
+                for index in range(self.pe_count):
+                    with m.Elif(~has_queued[index] & pes[index].queue_ready):
+                        m.d.comb += pes[index].queue.eq(1)
+                        m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
+                                     next_tree.eq(next_tree + 1)]
+            # Merge: one PE's tree at a time onto the output.
+            with m.If(~locked & ~stopping):
+                for index in reversed(range(self.pe_count)):
+                    with m.If(pes[index].nodes.valid):
+                        m.d.sync += [owner.eq(index), locked.eq(1)]
+            with m.Else():
+                for index, pe in enumerate(pes):
+                    with m.If(owner == index):
+                        m.d.comb += [self.nodes.valid.eq(pe.nodes.valid),
+                                     self.nodes.p.tree.eq(pe_tree[index]),
+                                     self.nodes.p.node.eq(pe.nodes.p),
+                                     pe.nodes.ready.eq(self.nodes.ready)]
+                        with m.If(pe.nodes.valid & self.nodes.ready & pe.nodes.p.last):
+                            m.d.sync += [locked.eq(0), trees_done.eq(trees_done + 1)]
+                            # A queued tree takes over in the PE at once.
+                            with m.If(has_queued[index]):
+                                m.d.sync += [pe_tree[index].eq(queued_tree[index]),
+                                             has_queued[index].eq(0)]
+                            with m.Else():
+                                m.d.sync += assigned[index].eq(0)
+            with m.If(pe_failed):
+                m.d.sync += self.tree_error.eq(1)
+            with m.If(stopping):
+                with m.If(~locked):
+                    m.next = "Idle"
+            with m.Elif(trees_done == n_trees):
+                m.d.sync += self.done.eq(1)
+                m.next = "Idle"

@@ -1,0 +1,444 @@
+"""The PE's controller: a named-state FSM that grows the tree level by level.
+
+The states are opened by the methods of :class:`Controller`, grouped by phase: the fill
+of the lists, the review of a node (leaf decision, feature draws, scans), the decision
+and the children, the level's partition and the tree's writing. Every state but
+``Idle`` keeps the PE ``busy``, and in every state a ``start`` (re)begins a tree.
+"""
+
+from contextlib import contextmanager
+
+from amaranth.hdl import Cat, Const, Mux, Signal
+
+from hw.lane import LaneCommand
+
+__all__ = ["Controller"]
+
+
+class Controller:
+    """Builds the controller FSM of a :class:`hw.pe.ProcessingElement` into its module.
+
+    ``pe`` is the PE being elaborated, ``m`` its module and ``s`` the namespace of its
+    shared signals and parts (built by the PE's ``elaborate``). :meth:`build` returns the
+    FSM (its ``encoding`` names the states).
+    """
+
+    def __init__(self, pe, m, s):
+        self.pe = pe
+        self.g = pe.geometry
+        self.m = m
+        self.s = s
+
+    def build(self):
+        with self.m.FSM(init="Idle") as fsm:
+            self._fill_states()
+            self._review_states()
+            self._draw_states()
+            self._decide_states()
+            self._partition_states()
+            self._write_states()
+        return fsm
+
+    # ------------------------------------------------------------------ helpers
+    @contextmanager
+    def state(self, name, busy=True):
+        """A controller state: busy (unless told), and a start wins over its own moves."""
+        with self.m.State(name):
+            if busy:
+                self.m.d.comb += self.pe.busy.eq(1)
+            yield
+            self.on_start()
+
+    def on_start(self):
+        """A start (re)begins a tree from any state; it wins over the state's own moves."""
+        m, s, pe = self.m, self.s, self.pe
+        port_config = s.port_config
+        with m.If(pe.start):
+            m.d.sync += [pe.bad_config.eq(s.config_bad), pe.bad_input.eq(0),
+                         pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
+                         pe.inbag_overflow.eq(0), pe.done.eq(0),
+                         s.cycles.eq(0)]
+            with m.If(s.config_bad):
+                m.next = "Idle"
+            with m.Else():
+                m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(port_config.sparse),
+                             s.config.eq(port_config)]
+                with m.If(port_config.sparse):
+                    m.next = "Wait for the prologue"
+                with m.Else():
+                    m.next = "Draw the bootstrap"
+            # Whatever was queued or prefetched is abandoned with the running tree (the
+            # sparse fill stops writing on the start itself).
+            m.d.sync += [s.queued.eq(0), s.inbag_for_queued.eq(0), s.prefetched.eq(0),
+                         s.past_prologue.eq(0)]
+
+    def promote(self):
+        """The running tree is written and a tree is queued: it takes over at once."""
+        m, s = self.m, self.s
+        m.d.comb += s.promoting.eq(1)
+        m.d.sync += [s.config.eq(s.queued_config), s.queued.eq(0), s.inbag_for_queued.eq(0),
+                     s.prefetched.eq(0), s.past_prologue.eq(0), s.cycles.eq(0)]
+        with m.If(s.queued_config.sparse):
+            with m.If(~s.prefetched):
+                m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(1)]
+            m.next = "Wait for the prologue"
+        with m.Else():
+            m.d.sync += s.start_inbag.eq(1)
+            m.next = "Draw the bootstrap"
+
+    def abort(self, flag):
+        self.m.d.sync += [flag.eq(1), self.s.queued.eq(0)]
+        self.m.next = "Idle"
+
+    def review_next(self, index):
+        """Go on to node ``index`` of the level: its record is read now, so it is
+        reviewed in the next cycle (or the level ends)."""
+        m, s = self.m, self.s
+        m.d.sync += s.node.eq(index)
+        m.d.comb += s.node_read.addr.eq(index)
+        with m.If(index == s.level_end):
+            m.next = "End of the level"
+        with m.Else():
+            m.next = "Review the node"
+
+    def next_level(self):
+        """The level's partition is done: the next level (its first record is read
+        now), or the tree is written if the level made no children."""
+        m, s = self.m, self.s
+        m.d.sync += [s.jobs_queued.eq(0), s.node.eq(s.level_end), s.level_end.eq(s.next_node)]
+        with m.If(s.level_end == s.next_node):
+            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0)]
+            m.next = "Write the tree"
+        with m.Else():
+            m.d.comb += s.node_read.addr.eq(s.level_end)
+            m.next = "Review the node"
+
+    # ------------------------------------------------------------------ the fill
+    def _fill_states(self):
+        """From a start to the root: the bootstrap, the tree's feature (thesis mode) or the
+        sparse fill's prologue, the lists' fill and the root's record."""
+        m, s, pe, g = self.m, self.s, self.pe, self.g
+        inbag, config = s.inbag, s.config
+        with self.state("Idle", busy=False):
+            pass
+
+        with self.state("Draw the bootstrap"):
+            with m.If(inbag.weights_ready & (inbag.inbag_rows > g.max_inbag_rows)):
+                # More distinct rows than a list holds: stop before the fill writes any.
+                self.abort(pe.inbag_overflow)
+            with m.Elif(inbag.weights_ready):
+                m.d.sync += [s.lists_requested.eq(0), s.lists_received.eq(0),
+                             [slot.eq(0) for slot in s.fill_slots],
+                             [position.eq(0) for position in s.fill_positions],
+                             s.input_position.eq(0), s.clear_index.eq(0), s.root_counts.eq(0),
+                             s.draw_asked.eq(0)]
+                with m.If(config.thesis_mode):
+                    m.d.sync += s.lists_needed.eq(1)
+                    m.next = "Draw the tree's feature"
+                with m.Else():
+                    m.d.sync += s.lists_needed.eq((config.n_features + (g.feature_lanes - 1)) >> g.lane_bits)
+                    m.next = "Fill the lists"
+
+        with self.state("Draw the tree's feature"):
+            m.d.comb += [inbag.draw_requests.valid.eq(~s.draw_asked),
+                         inbag.draw_requests.p.bound.eq(config.n_features), inbag.draws.ready.eq(1)]
+            with m.If(inbag.draw_requests.ready):
+                m.d.sync += s.draw_asked.eq(1)
+            with m.If(inbag.draws.valid):
+                m.d.sync += [s.tree_feature.eq(inbag.draws.p.value), s.draw_asked.eq(0)]
+                m.next = "Fill the lists"
+
+        with self.state("Wait for the prologue"):
+            # The sparse fill's prologue (maybe run ahead while the last tree trained).
+            sparse = s.sparse
+            with m.If(sparse.ready):
+                m.d.comb += s.prologue_taken.eq(1)
+                with m.If(sparse.bad):
+                    self.abort(pe.bad_input)
+                with m.Else():
+                    # The root is written at once; the sorted rows go into lane 0 while
+                    # it is reviewed, each long before the root's scan reads it.
+                    m.d.comb += sparse.begin_write.eq(1)
+                    m.d.sync += [s.tree_feature.eq(sparse.feature), s.root_counts.eq(sparse.counts)]
+                    m.next = "Write the root"
+
+        self._fill_lists_state()
+
+        with self.state("Write the root"):
+            m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1),
+                         s.node_write.data.counts.eq(s.root_counts),
+                         s.node_write.data.n_rows.eq(Mux(config.sparse, s.sparse.drawn_count,
+                                                         inbag.inbag_rows))]
+            m.d.sync += [s.next_node.eq(1), s.node.eq(0), s.level_end.eq(1), s.jobs_queued.eq(0),
+                         s.past_prologue.eq(config.thesis_mode)]
+            m.next = "Read a node"
+
+    def _fill_lists_state(self):
+        """The requested slots' presorted words through the filter into the lanes."""
+        m, s, pe, g = self.m, self.s, self.pe, self.g
+        inbag, config, lane_bits = s.inbag, s.config, g.lane_bits
+        with self.state("Fill the lists"):
+            m.d.comb += [
+                pe.list_requests.valid.eq(s.lists_requested < s.lists_needed),
+                pe.list_requests.p.slot.eq(Mux(config.thesis_mode, s.tree_feature >> lane_bits,
+                                               s.lists_requested)),
+                inbag.presorted.valid.eq(pe.presorted.valid),
+                pe.presorted.ready.eq(inbag.presorted.ready),
+                inbag.inbag.ready.eq(1),
+            ]
+            with m.If(pe.list_requests.valid & pe.list_requests.ready):
+                m.d.sync += s.lists_requested.eq(s.lists_requested + 1)
+            # Malformed lists stop the tree: every list has n_rows entries, labels < classes.
+            input_bad = Signal()
+            with m.If(pe.presorted.valid & pe.presorted.ready):
+                at_end = s.input_position == config.n_rows - 1
+                m.d.sync += s.input_position.eq(Mux(at_end, 0, s.input_position + 1))
+                with m.If(at_end):
+                    m.d.sync += s.lists_received.eq(s.lists_received + 1)
+                if g.classes < (1 << g.label_bits):
+                    bad_label = Cat(inbag.lane_mask[index] & (pe.presorted.p.entries[index].label >= g.classes)
+                                    for index in range(g.feature_lanes)).any()
+                else:
+                    bad_label = Const(0)
+                m.d.comb += input_bad.eq((pe.presorted.p.last != at_end) | bad_label)
+            # The permutation memory of the feature draws is cleared on the way.
+            with m.If(s.clear_index < config.n_features):
+                m.d.comb += [s.permutation_write.addr.eq(s.clear_index), s.permutation_write.data.eq(0),
+                             s.permutation_write.en.eq(1)]
+                m.d.sync += s.clear_index.eq(s.clear_index + 1)
+            with m.If(inbag.inbag.valid):
+                fill_entries, fill_present = s.fill_entries, s.fill_present
+                for index, lane in enumerate(s.lanes):
+                    with m.If(fill_present[index]):
+                        m.d.comb += lane.fill_enable.eq(1)
+                        with m.If(fill_entries[index].last):
+                            m.d.sync += [s.fill_slots[index].eq(s.fill_slots[index] + 1),
+                                         s.fill_positions[index].eq(0)]
+                        with m.Else():
+                            m.d.sync += s.fill_positions[index].eq(s.fill_positions[index] + 1)
+                # The root's class counts from the first list (feature 0, or the tree's).
+                with m.If(fill_present[0] & (s.fill_slots[0] == 0)):
+                    label = fill_entries[0].code[g.code_bits:]
+                    m.d.sync += s.root_counts[label].eq(s.root_counts[label] + fill_entries[0].weight)
+            with m.If(input_bad):
+                self.abort(pe.bad_input)
+            # Done when every slot was taken to its end and the filter has written its
+            # last in-bag entries (rows of weight 0 may follow the last in-bag row).
+            with m.Elif((s.lists_received == s.lists_needed) & ~inbag.filtering &
+                        (s.clear_index >= config.n_features)):
+                m.next = "Write the root"
+
+    # ------------------------------------------------------------------ one level: every node in index order
+    def _review_states(self):
+        """Read a node's record, decide whether it is a leaf, find its constant features."""
+        m, s, pe, g = self.m, self.s, self.pe, self.g
+        config, lanes, combiner = s.config, s.lanes, s.combiner
+        with self.state("Read a node"):
+            m.d.comb += s.node_read.addr.eq(s.node)
+            with m.If(s.node == s.level_end):
+                m.next = "End of the level"
+            with m.Else():
+                m.next = "Review the node"
+
+        with self.state("Review the node"):
+            record = s.node_read.data
+            m.d.comb += s.node_read.addr.eq(s.node)
+            m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
+                         s.segment_length.eq(record.n_rows)]
+            leaf = pe._is_leaf(s, record.counts, record.n_rows, record.depth)
+            with m.If(leaf):
+                self.review_next(s.node + 1)
+            with m.Elif(~config.depth_limited & (record.depth == g.max_depth)):
+                self.abort(pe.depth_overflow)
+            with m.Else():
+                m.d.comb += combiner.clear.eq(1)
+                m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1), s.draw_asked.eq(0)]
+                # Thesis mode needs no constant check: a constant segment of the tree's
+                # feature has no boundary, so its scan finds no split, as the model. Its
+                # one list is lane 0, slot 0, visited at once (the lane reads the segment
+                # and totals registered here when it sends the header, cycles later).
+                with m.If(config.thesis_mode):
+                    m.d.comb += [lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
+                                 lanes[0].jobs.p.visit.eq(0)]
+                    m.d.sync += s.visited.eq(1)
+                    m.next = "Wait for the scans"
+                with m.Else():
+                    m.next = "Check constant features"
+
+        with self.state("Check constant features"):
+            m.d.comb += [s.lane_go.eq(1), s.lane_command.eq(LaneCommand.CONSTANT)]
+            m.next = "Wait for the constant check"
+
+        with self.state("Wait for the constant check"):
+            with m.If(~s.lanes_busy):
+                m.d.sync += s.wanted.eq(Mux(config.features_per_split < s.nonconstant_total,
+                                            config.features_per_split, s.nonconstant_total))
+                m.next = "Draw a feature"
+
+    def _draw_states(self):
+        """Draw the node's features one by one and send the non-constant ones to their
+        lanes' scans, then wait for every scan's result."""
+        m, s, g = self.m, self.s, self.g
+        inbag, lanes, lane_bits = s.inbag, s.lanes, g.lane_bits
+        with self.state("Draw a feature"):
+            m.d.comb += [inbag.draws.ready.eq(1),
+                         inbag.draw_requests.valid.eq((s.visited < s.wanted) & ~s.draw_asked),
+                         inbag.draw_requests.p.bound.eq(s.config.n_features - s.position)]
+            with m.If(s.visited == s.wanted):
+                m.next = "Wait for the scans"
+            with m.If(inbag.draw_requests.valid & inbag.draw_requests.ready):
+                m.d.sync += s.draw_asked.eq(1)
+            with m.If(inbag.draws.valid):
+                m.d.comb += [s.chosen_read.addr.eq(inbag.draws.p.value + s.position),
+                             s.position_read.addr.eq(s.position)]
+                m.d.sync += [s.drawn_feature.eq(inbag.draws.p.value + s.position), s.draw_asked.eq(0)]
+                m.next = "Swap"
+
+        with self.state("Swap"):
+            # Partial Fisher-Yates on a permutation whose untouched entries are the identity
+            # (entries written for another node carry another tag).
+            chosen_index = s.drawn_feature
+            chosen, displaced = s.chosen_read.data, s.position_read.data
+            feature = Mux(chosen.tag == s.tag, chosen.feature, chosen_index)
+            moved = Mux(displaced.tag == s.tag, displaced.feature, s.position)
+            m.d.comb += [s.permutation_write.addr.eq(chosen_index), s.permutation_write.en.eq(1),
+                         s.permutation_write.data.tag.eq(s.tag), s.permutation_write.data.feature.eq(moved)]
+            for lane in lanes:
+                m.d.comb += lane.constant_slot.eq(feature >> lane_bits)
+            m.d.sync += s.drawn_feature.eq(feature)
+            m.next = "Visit the drawn feature"
+
+        with self.state("Visit the drawn feature"):
+            drawn_feature = s.drawn_feature
+            for lane in lanes:
+                m.d.comb += lane.constant_slot.eq(drawn_feature >> lane_bits)
+            drawn_lane = drawn_feature[:lane_bits] if lane_bits else Const(0)
+            for index, lane in enumerate(lanes):
+                with m.If(drawn_lane == index):
+                    with m.If(~lane.constant_flag):
+                        m.d.comb += [lane.jobs.valid.eq(1),
+                                     lane.jobs.p.slot.eq(drawn_feature >> lane_bits),
+                                     lane.jobs.p.visit.eq(s.visited)]
+                        m.d.sync += s.visited.eq(s.visited + 1)
+            m.d.sync += s.position.eq(s.position + 1)
+            m.next = "Draw a feature"
+
+        with self.state("Wait for the scans"):
+            with m.If(s.combiner.combined == s.visited):
+                m.next = "Decide"
+
+    def _decide_states(self):
+        """The node's best split: its record, its children's records and its partition job."""
+        m, s, pe, g = self.m, self.s, self.pe, self.g
+        combiner, current, node_write = s.combiner, s.current, s.node_write
+        best_split = combiner.split
+        with self.state("Decide"):
+            with m.If(~combiner.found):
+                self.review_next(s.node + 1)
+            with m.Elif(s.next_node + 2 > g.max_nodes):
+                self.abort(pe.node_overflow)
+            with m.Else():
+                m.d.comb += [node_write.addr.eq(s.node), node_write.en.eq(1),
+                             node_write.data.eq(current),
+                             node_write.data.split.eq(1), node_write.data.feature.eq(s.split_feature),
+                             node_write.data.threshold.eq(best_split.threshold),
+                             node_write.data.left.eq(s.next_node)]
+                m.next = "Write the left child"
+
+        with self.state("Write the left child"):
+            m.d.comb += [node_write.addr.eq(s.next_node), node_write.en.eq(1),
+                         node_write.data.counts.eq(s.left_counts),
+                         node_write.data.n_rows.eq(s.rows_left),
+                         node_write.data.depth.eq(s.child_depth),
+                         node_write.data.start.eq(current.start)]
+            m.next = "Write the right child"
+
+        with self.state("Write the right child"):
+            m.d.comb += [node_write.addr.eq(s.next_node + 1), node_write.en.eq(1),
+                         node_write.data.counts.eq(s.right_counts),
+                         node_write.data.n_rows.eq(s.rows_right),
+                         node_write.data.depth.eq(s.child_depth),
+                         node_write.data.start.eq(current.start + s.rows_left)]
+            m.d.sync += s.next_node.eq(s.next_node + 2)
+            # Children that will both be leaves need no partition (nothing reads them);
+            # one list (thesis mode) is partitioned by construction.
+            with m.If(~s.config.thesis_mode & ~s.children_both_leaves):
+                job_write = s.job_write
+                m.d.comb += [job_write.addr.eq(s.jobs_queued), job_write.en.eq(1),
+                             job_write.data.feature.eq(combiner.feature),
+                             job_write.data.threshold.eq(best_split.threshold),
+                             job_write.data.start.eq(current.start),
+                             job_write.data.length.eq(current.n_rows)]
+                m.d.sync += s.jobs_queued.eq(s.jobs_queued + 1)
+            self.review_next(s.node + 1)
+
+    # ------------------------------------------------------------------ the level's partition
+    def _partition_states(self):
+        """Per split of the level: its go-left bits, then a stable partition of every list."""
+        m, s, g = self.m, self.s, self.g
+        lane_bits = g.lane_bits
+        with self.state("End of the level"):
+            m.d.sync += s.job_index.eq(0)
+            with m.If(s.jobs_queued == 0):
+                self.next_level()
+            with m.Else():
+                m.next = "Read a partition job"
+
+        with self.state("Read a partition job"):
+            m.d.comb += s.job_read.addr.eq(s.job_index)
+            with m.If(s.job_index == s.jobs_queued):
+                with m.If(~s.lanes_draining):     # the next level reads the lists
+                    self.next_level()
+            with m.Else():
+                m.next = "Load the partition job"
+
+        with self.state("Load the partition job"):
+            m.d.comb += s.job_read.addr.eq(s.job_index)
+            job = s.job_read.data
+            m.d.sync += [s.segment_start.eq(job.start), s.segment_length.eq(job.length),
+                         s.threshold.eq(job.threshold), s.go_left_slot.eq(job.feature >> lane_bits),
+                         s.go_left_lane.eq(job.feature[:lane_bits] if lane_bits else 0)]
+            m.next = "Go left"
+
+        with self.state("Go left"):
+            m.d.comb += s.lane_command.eq(LaneCommand.GO_LEFT)
+            for index, lane in enumerate(s.lanes):
+                m.d.comb += lane.go.eq(s.go_left_lane == index)
+            m.next = "Wait for the go-left bits"
+
+        with self.state("Wait for the go-left bits"):
+            with m.If(~s.lanes_busy):
+                m.next = "Partition the lists"
+
+        with self.state("Partition the lists"):
+            m.d.comb += [s.lane_go.eq(1), s.lane_command.eq(LaneCommand.PARTITION)]
+            m.next = "Wait for the partition"
+
+        with self.state("Wait for the partition"):
+            with m.If(~s.lanes_busy):
+                m.d.sync += s.job_index.eq(s.job_index + 1)
+                m.next = "Read a partition job"
+
+    # ------------------------------------------------------------------ the tree writer
+    def _write_states(self):
+        """The node records out on ``nodes``; then the queued tree, if any, takes over."""
+        m, s, pe = self.m, self.s, self.pe
+        writing = s.sparse.writing
+        with self.state("Write the tree"):
+            # (A tree whose root is a leaf may get here before its sorted rows are all
+            # in lane 0: it waits, so the next tree finds the prologue registers free.)
+            advance = (~s.write_staged | pe.nodes.ready) & ~writing
+            m.d.comb += [s.node_read.addr.eq(s.write_index), s.node_read.en.eq(advance),
+                         pe.nodes.valid.eq(s.write_staged & ~writing)]
+            with m.If(advance):
+                m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
+                             s.write_staged_index.eq(s.write_index)]
+                with m.If(s.write_index < s.next_node):
+                    m.d.sync += s.write_index.eq(s.write_index + 1)
+            with m.If(s.write_staged & ~writing & pe.nodes.ready & pe.nodes.p.last):
+                m.d.comb += s.finishing.eq(1)
+                with m.If(s.queued):
+                    self.promote()
+                with m.Else():
+                    m.d.sync += pe.done.eq(1)
+                    m.next = "Idle"
