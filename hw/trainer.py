@@ -38,12 +38,12 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.checks import check_integer, refuse_construction
+from hw.checks import bits, check_integer, refuse_construction
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
 from hw.sorter import RadixSorter
 
-__all__ = ["ForestTrainer", "dataset_layout", "forest_node_layout"]
+__all__ = ["ForestTrainer", "LIMITS", "dataset_layout", "forest_node_layout"]
 
 
 def dataset_layout(code_bits, label_bits, lanes):
@@ -58,8 +58,8 @@ def forest_node_layout(tree_bits, node_layout):
     return data.StructLayout({"tree": tree_bits, "node": node_layout})
 
 
-def _bits(maximum):
-    return max(1, int(maximum).bit_length())
+#: The range (inclusive) of the trainer's own parameters; the PEs' are ``hw.pe.LIMITS``.
+LIMITS = {"pe_count": (1, 64), "max_trees": (1, 1 << 16), "radix_bits": (1, 12)}
 
 
 class ForestTrainer(wiring.Component):
@@ -105,10 +105,10 @@ class ForestTrainer(wiring.Component):
 
     def __init__(self, *, pe_count=2, max_trees=1024, radix_bits=8, **pe_parameters):
         try:
-            check_integer("pe_count", pe_count, 1, 64)
-            check_integer("max_trees", max_trees, 1, 1 << 16)
-            check_integer("radix_bits", radix_bits, 1, 12)
-            pe_parameters.setdefault("tree_index_bits", _bits(max_trees - 1))
+            check_integer("pe_count", pe_count, *LIMITS["pe_count"])
+            check_integer("max_trees", max_trees, *LIMITS["max_trees"])
+            check_integer("radix_bits", radix_bits, *LIMITS["radix_bits"])
+            pe_parameters.setdefault("tree_index_bits", bits(max_trees - 1))
             if (1 << pe_parameters["tree_index_bits"]) < max_trees:
                 raise ValueError(f"tree_index_bits ({pe_parameters['tree_index_bits']}) cannot "
                                  f"number {max_trees} trees")
@@ -125,15 +125,15 @@ class ForestTrainer(wiring.Component):
         self.max_rows, self.feature_capacity = pe.max_rows, pe.feature_capacity
         self.code_bits, self.classes = pe.code_bits, pe.classes
         self.row_bits, self.label_bits = pe.row_bits, pe.label_bits
-        self.tree_bits = _bits(max_trees - 1)
+        self.tree_bits = bits(max_trees - 1)
         super().__init__({
             "seed": In(32),
             "n_rows": In(pe.row_bits + 1),
-            "n_features": In(_bits(pe.feature_capacity)),
-            "n_trees": In(_bits(max_trees)),
+            "n_features": In(bits(pe.feature_capacity)),
+            "n_trees": In(bits(max_trees)),
             "n_samples": In(pe.weight_bits),
             "bootstrap": In(1),
-            "features_per_split": In(_bits(pe.feature_capacity)),
+            "features_per_split": In(bits(pe.feature_capacity)),
             "thesis_mode": In(1),
             "depth_limited": In(1),
             "depth_limit": In(pe.depth_bits),

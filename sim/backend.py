@@ -20,6 +20,8 @@ import tempfile
 import time
 
 from hw.designs import system_for_dataset
+from hw.pe import LIMITS as PE_LIMITS
+from hw.trainer import LIMITS as TRAINER_LIMITS
 from sim import runner
 from sim.runner import BUILD_ROOT, PROJECT_ROOT, simulate
 from sw.methods.forest.model import inbag_row_count
@@ -31,9 +33,11 @@ __all__ = ["LIMITS", "check_capacity", "design_for", "train", "train_batch", "pr
 CLOCK_HZ = 100_000_000
 
 
-#: What the simulated accelerator can be built for, in the user's terms (the processing
-#: element's and forest trainer's parameter ranges).
-LIMITS = {"rows": 1 << 20, "features": 4096, "classes": 64, "trees": 1 << 16, "code_bits": 24}
+#: What the simulated accelerator can be built for, in the user's terms: the upper ends of
+#: the processing element's and forest trainer's parameter ranges.
+LIMITS = {"rows": PE_LIMITS["max_rows"][1], "features": PE_LIMITS["feature_capacity"][1],
+          "classes": PE_LIMITS["classes"][1], "trees": TRAINER_LIMITS["max_trees"][1],
+          "code_bits": PE_LIMITS["code_bits"][1]}
 
 
 def check_capacity(**wanted):

@@ -32,8 +32,8 @@ The package: :mod:`hw.pe.layouts` (stream layouts, :class:`~hw.pe.layouts.PEGeom
 """
 
 from hw.pe.element import ProcessingElement
-from hw.pe.layouts import (code_answer_layout, code_request_layout, list_request_layout, node_layout,
-                           presorted_word_layout)
+from hw.pe.layouts import (LIMITS, code_answer_layout, code_request_layout, list_request_layout,
+                           node_layout, presorted_word_layout)
 
-__all__ = ["ProcessingElement", "list_request_layout", "presorted_word_layout", "node_layout",
-           "code_request_layout", "code_answer_layout"]
+__all__ = ["ProcessingElement", "LIMITS", "list_request_layout", "presorted_word_layout",
+           "node_layout", "code_request_layout", "code_answer_layout"]

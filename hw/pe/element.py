@@ -21,7 +21,8 @@ from hw.lane import FeatureLane, LaneCommand, lane_slots
 from hw.partition import decision_layout
 from hw.pe.combiner import LaneCombiner
 from hw.pe.controller import Controller
-from hw.pe.layouts import (PEGeometry, bits, code_answer_layout, code_request_layout, list_request_layout,
+from hw.checks import bits
+from hw.pe.layouts import (PEGeometry, code_answer_layout, code_request_layout, list_request_layout,
                            presorted_word_layout)
 from hw.pe.sparse import SparseFill
 from hw.pe.writer import NodeFormatter

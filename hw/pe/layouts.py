@@ -2,10 +2,10 @@
 
 from amaranth.lib import data
 
-from hw.checks import check_integer
+from hw.checks import bits, check_integer
 
 __all__ = ["list_request_layout", "presorted_word_layout", "node_layout", "code_request_layout",
-           "code_answer_layout", "bits", "PEGeometry"]
+           "code_answer_layout", "LIMITS", "PEGeometry"]
 
 
 def list_request_layout(slot_bits):
@@ -51,9 +51,14 @@ def node_layout(*, node_bits, feature_bits, code_bits, classes, count_bits, posi
     })
 
 
-def bits(maximum):
-    """Bits to hold 0 .. maximum."""
-    return max(1, int(maximum).bit_length())
+#: The range (inclusive) of every parameter of a processing element; ``max_inbag_rows`` is
+#: at most ``max_rows``. What the simulated accelerator can be built for follows from it
+#: (``sim.backend.LIMITS``).
+LIMITS = {
+    "max_rows": (2, 1 << 20), "max_samples": (1, 1 << 20), "feature_capacity": (1, 4096),
+    "feature_lanes": (1, 64), "code_bits": (1, 24), "classes": (2, 64), "max_depth": (1, 255),
+    "max_nodes": (1, 1 << 20), "tree_index_bits": (1, 32), "sparse_rows": (0, 64),
+}
 
 
 class PEGeometry:
@@ -66,27 +71,27 @@ class PEGeometry:
 
     def __init__(self, *, max_rows, max_samples, max_inbag_rows, feature_capacity, feature_lanes,
                  code_bits, classes, max_depth, max_nodes, tree_index_bits, sparse_rows):
-        check_integer("max_rows", max_rows, 2, 1 << 20)
-        check_integer("max_samples", max_samples, 1, 1 << 20)
+        check_integer("max_rows", max_rows, *LIMITS["max_rows"])
+        check_integer("max_samples", max_samples, *LIMITS["max_samples"])
         if max_inbag_rows is None:
             max_inbag_rows = max_rows
         check_integer("max_inbag_rows", max_inbag_rows, 1, max_rows)
-        check_integer("feature_capacity", feature_capacity, 1, 4096)
-        check_integer("feature_lanes", feature_lanes, 1, 64)
+        check_integer("feature_capacity", feature_capacity, *LIMITS["feature_capacity"])
+        check_integer("feature_lanes", feature_lanes, *LIMITS["feature_lanes"])
         if feature_lanes & (feature_lanes - 1):
             raise ValueError(f"feature_lanes must be a power of two, not {feature_lanes}")
         if feature_lanes > 1 and feature_lanes >= 2 * feature_capacity:
             raise ValueError(f"feature_lanes must be at most feature_capacity ({feature_capacity}) "
                              f"rounded up to a power of two, not {feature_lanes}")
-        check_integer("code_bits", code_bits, 1, 24)
-        check_integer("classes", classes, 2, 64)
-        check_integer("max_depth", max_depth, 1, 255)
+        check_integer("code_bits", code_bits, *LIMITS["code_bits"])
+        check_integer("classes", classes, *LIMITS["classes"])
+        check_integer("max_depth", max_depth, *LIMITS["max_depth"])
         largest_tree = min(2 * max_inbag_rows - 1, (1 << (max_depth + 1)) - 1)
         if max_nodes is None:
             max_nodes = largest_tree
-        check_integer("max_nodes", max_nodes, 1, 1 << 20)
-        check_integer("tree_index_bits", tree_index_bits, 1, 32)
-        check_integer("sparse_rows", sparse_rows, 0, 64)
+        check_integer("max_nodes", max_nodes, *LIMITS["max_nodes"])
+        check_integer("tree_index_bits", tree_index_bits, *LIMITS["tree_index_bits"])
+        check_integer("sparse_rows", sparse_rows, *LIMITS["sparse_rows"])
         self.max_rows = max_rows
         self.max_samples = max_samples
         self.max_inbag_rows = max_inbag_rows
