@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import sklearn
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import StratifiedKFold
 
 from sw.data.datasets import REGISTRY, available, load
+from sw.experiments import cv
 from sw.experiments.compare import (SIM_DESIGN, default_datasets, sample_job, sim_design,
                                     train_by_design)
 from sw.experiments.pe_cycles import cycle_model
@@ -63,7 +63,7 @@ def cycles_section(datasets, n_forest, n_thesis, seed):
     plan, jobs = [], []
     for name in datasets:
         data = load(name)
-        train, _ = next(StratifiedKFold(5, shuffle=True, random_state=seed).split(data.X, data.y))
+        _, _, train, _ = next(cv.splits(data.X, data.y, 5, [seed]))
         for mode, size in (("forest", n_forest), ("thesis", n_thesis)):
             estimator = HardwareForestClassifier(size, mode=mode, random_state=seed).fit(
                 data.X[train], data.y[train])
@@ -113,7 +113,8 @@ def speedup_section(path):
     """Lines on the comparison's speed-ups, or a note when ``path`` does not exist."""
     if not Path(path).exists():
         return [f"`{path}` not found: run `make` (the comparison) first."]
-    rows = list(csv.DictReader(open(path)))
+    with open(path, newline="") as file:
+        rows = list(csv.DictReader(file))
     rows = [row for row in rows if row.get("hw_forest_ms")]
     if not rows:
         return [f"`{path}` has no hardware columns (was it run with --no-sim?)."]

@@ -11,20 +11,14 @@ Run ``python -m sw.experiments.bench_model [--dataset ctg] [--trees 100] [--repe
 import argparse
 import pathlib
 import platform
-import time
 
 import numpy as np
 import sklearn
 from sklearn.ensemble import RandomForestClassifier
 
 from sw.data.datasets import load
+from sw.experiments.cv import timed
 from sw.methods.forest.estimator import HardwareForestClassifier
-
-
-def timed(fit):
-    wall, cpu = time.perf_counter(), time.process_time()
-    fitted = fit()
-    return time.perf_counter() - wall, time.process_time() - cpu, fitted
 
 
 def main():

@@ -7,6 +7,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sw.data import datasets
 from sw.experiments.metric_table.data import _knn_accuracy
+from sw.experiments.report import pyplot, save_plot
 from sw.methods.metric.estimator import LargeMarginMetricLearning
 from sw.methods.metric.mining import THESIS_NAMES
 
@@ -15,9 +16,7 @@ __all__ = ["ghost_faces_figure", "wine_subspace_figure"]
 
 def ghost_faces_figure(split, models, path, n_faces=10):
     """Top ``n_faces`` columns of L mapped back to pixels, one row per miner (Fig. 3.2)."""
-    import matplotlib  # only when drawing; the Agg backend must be chosen before pyplot
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     figure, axes = plt.subplots(len(models), n_faces, figsize=(n_faces * 0.95, len(models) * 1.25),
                                 squeeze=False)
@@ -33,15 +32,12 @@ def ghost_faces_figure(split, models, path, n_faces=10):
     figure.suptitle("Ghost faces: top ten columns of L on ORL faces (cf. thesis Fig. 3.2)",
                     fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_plot(figure, path)
 
 
 def wine_subspace_figure(miners, path, seed, loader=None, k=3, c=10.0):
     """Wine projected on the two leading directions of L for every miner (Fig. 3.3)."""
-    import matplotlib  # only when drawing; the Agg backend must be chosen before pyplot
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     if loader is None:
         loader = datasets.load
@@ -74,5 +70,4 @@ def wine_subspace_figure(miners, path, seed, loader=None, k=3, c=10.0):
     figure.suptitle("Wine in the two leading dimensions of the metric subspace "
                     "(cf. thesis Fig. 3.3; o train, x test)", fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_plot(figure, path)
