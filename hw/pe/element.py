@@ -68,8 +68,8 @@ class ProcessingElement(wiring.Component):
     sparse_rows : int
         Largest thesis-mode bootstrap filled by code look-ups and an insertion sort
         instead of a list filter (0 to 64; 0, the default: never). Costs ``sparse_rows``
-        entries of registers and comparators (about 1,000 ALMs at 16 rows), which the
-        default builds' resource estimates leave out (docs/gateware.md).
+        entries of registers and comparators, which the default builds' resource
+        estimates leave out (docs/gateware.md gives the cost).
 
     Members
     -------

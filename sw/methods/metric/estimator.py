@@ -53,7 +53,7 @@ class LargeMarginMetricLearning(TransformerMixin, BaseEstimator):
         ``n_triplets * n_features**2 <= SDP_MAX_COST``.
     sdp_interface : {"auto", "cvxpy", "clarabel"}, default="auto"
         How the SDP reaches the interior-point solver Clarabel: ``"cvxpy"`` states it in
-        cvxpy (compilation costs 10-20 ms per problem), ``"clarabel"`` hands Clarabel the
+        cvxpy (a fixed compilation cost per problem), ``"clarabel"`` hands Clarabel the
         same conic problem directly (:func:`sw.methods.metric.solvers.solve_sdp_clarabel`; same
         optimum to solver tolerance).  ``"auto"``: cvxpy for the single problem of the
         non-hierarchical approach, Clarabel directly for the many small sphere problems

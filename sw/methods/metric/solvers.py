@@ -17,9 +17,8 @@ Two solvers:
   it is meant for small problems (see ``SDP_MAX_TRIPLETS``).
 * :func:`solve_sdp_clarabel` states the same SDP directly in Clarabel's conic form (the
   matrix variable as its scaled upper triangle, one slack per triplet), skipping cvxpy's
-  problem compilation, which costs 10-20 ms per problem whatever its size: the
-  hierarchical approach solves dozens of tiny sphere problems, where that overhead was
-  90 % of the time.  Same problem, same interior-point solver, same default settings.
+  problem compilation, whose fixed cost per problem dominates the dozens of tiny sphere
+  problems of the hierarchical approach (docs/metric_learning.md).  Same problem, same interior-point solver, same default settings.
 * :func:`solve_projected_gradient` minimises the same objective by accelerated projected
   gradient descent (FISTA with backtracking) on a Huber-smoothed hinge, shrinking the
   smoothing width towards zero in stages (continuation), projecting onto the PSD cone by
@@ -263,7 +262,7 @@ def solve_sdp(problem, solver="CLARABEL"):
 @functools.lru_cache(maxsize=256)
 def _zero_csc(n):
     """The all-zero ``n x n`` quadratic cost (the SDP is linear), built once per size:
-    Clarabel copies it, and constructing it cost 0.15 ms per sphere."""
+    Clarabel copies it, so one per size is enough."""
     import scipy.sparse as sparse
     return sparse.csc_matrix((n, n))
 
@@ -336,8 +335,8 @@ def solve_sdp_clarabel(problem):
     cones.append(clarabel.PSDTriangleConeT(d))
     settings = clarabel.DefaultSettings()
     settings.verbose = False
-    # Clarabel's "auto" always picks faer, up to 4x slower than QDLDL on small problems
-    # (15 features, 540 triplets: 540 vs 140 ms) but faster from ~22 features on.
+    # Clarabel's "auto" always picks faer, slower than QDLDL on small problems but faster
+    # from about 22 features on (docs/metric_learning.md).
     settings.direct_solve_method = ("faer" if d >= CLARABEL_FAER_FROM_FEATURES
                                     else "qdldl")
     settings.max_threads = CLARABEL_THREADS
