@@ -34,6 +34,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from hw.designs import DESIGNS
+from hw.flows.cli import add_set_option, check_designs, checked_overrides
 
 __all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "ON_REQUEST", "default_designs", "synthesise", "place_and_route", "fmax", "report",
            "main"]
@@ -244,7 +245,6 @@ def report(results):
 
 
 def main(argv=None):
-    from hw.flows.quartus import parse_overrides
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="build/fmax", help="work folder (default: %(default)s)")
@@ -258,18 +258,12 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1, help="placer seed (default: %(default)s)")
     parser.add_argument("--jobs", type=int, default=2,
                         help="designs placed and routed at once (default: %(default)s)")
-    parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
-                        help="change a design's parameter (repeatable)")
+    add_set_option(parser)
     parser.add_argument("designs", nargs="*", metavar="DESIGN",
                         help=f"default: all designs but {', '.join(ON_REQUEST)} (slow; name them)")
     arguments = parser.parse_args(argv)
-    unknown = sorted(set(arguments.designs) - set(DESIGNS))
-    if unknown:
-        parser.error(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(sorted(DESIGNS))}")
-    try:
-        overrides = parse_overrides(arguments.set)
-    except ValueError as error:
-        parser.error(str(error))
+    check_designs(parser, arguments.designs)
+    overrides = checked_overrides(parser, arguments)
     names = arguments.designs or default_designs()
 
     def run(base):

@@ -20,7 +20,6 @@ beside it), else every design built so far. ``--blocks`` names the designs expli
 """
 
 import argparse
-import ast
 import re
 import sys
 from pathlib import Path
@@ -31,10 +30,11 @@ from amaranth.lib.wiring import In
 
 from hw.checks import refuse_construction
 from hw.designs import DESIGNS
+from hw.flows.cli import add_set_option, checked_overrides
 from hw.flows.platform import Arria10Platform
 
-__all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "parse_overrides",
-           "write_project", "check_constraints", "main"]
+__all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "write_project",
+           "check_constraints", "main"]
 
 #: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
 DEFAULT_TOP = "demo_top"
@@ -58,34 +58,6 @@ def default_blocks(designs=None):
         if main_design in designs:
             return [main_design] + [name for name in beside if name in designs]
     return sorted(designs)
-
-
-def parse_overrides(assignments, designs=None):
-    """Parse ``DESIGN.PARAMETER=VALUE`` strings into ``{design: {parameter: value}}``.
-
-    ``VALUE`` is a Python literal (``4``, ``True``, ``'x'``); anything else is kept as a
-    string. The design and parameter must exist (parameters are checked against the
-    design's defaults in :data:`hw.designs.DESIGNS`). Raises ``ValueError``.
-    """
-    designs = DESIGNS if designs is None else designs
-    overrides = {}
-    for assignment in assignments or ():
-        match = re.fullmatch(r"([A-Za-z_]\w*)\.([A-Za-z_]\w*)=(.*)", assignment.strip())
-        if not match:
-            raise ValueError(f"{assignment!r} is not DESIGN.PARAMETER=VALUE")
-        design, parameter, text = match.groups()
-        if design not in designs:
-            raise ValueError(f"unknown design {design!r} in {assignment!r}; "
-                             f"known: {', '.join(sorted(designs))}")
-        if parameter not in designs[design][1]:
-            raise ValueError(f"design {design} has no parameter {parameter!r}; "
-                             f"its parameters: {', '.join(designs[design][1])}")
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = text
-        overrides.setdefault(design, {})[parameter] = value
-    return overrides
 
 
 #: Width of the stimulus register (a maximal-length LFSR, taps 64, 63, 61, 60).
@@ -265,12 +237,10 @@ def main(argv=None):
     parser.add_argument("--blocks", nargs="+", metavar="DESIGN",
                         help=f"designs in the probe (default: {', '.join(default_blocks())}; "
                              f"known: {', '.join(sorted(DESIGNS))})")
-    parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
-                        help="change a design's parameter (repeatable), e.g. "
-                             "forest_system.pe_count=4")
+    add_set_option(parser)
     arguments = parser.parse_args(argv)
+    parameters = checked_overrides(parser, arguments)
     try:
-        parameters = parse_overrides(arguments.set)
         design = DemoTop(arguments.blocks, parameters=parameters)
         written = write_project(arguments.out, top=arguments.top, design=design)
     except ValueError as error:

@@ -38,6 +38,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from hw.designs import DESIGNS
+from hw.flows.cli import add_set_option, check_designs, checked_overrides
 from sw.experiments.thesis_tables import THESIS_TABLE_4_3
 
 __all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M20K_CONFIGURATIONS",
@@ -275,7 +276,6 @@ def report(rows, pe=None):
 
 
 def main(argv=None):
-    from hw.flows.quartus import parse_overrides
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="build/resources", help="work folder (default: %(default)s)")
@@ -285,18 +285,11 @@ def main(argv=None):
                         help=f"the design that is one PE (default: the first of "
                              f"{', '.join(PE_DESIGNS)} that exists; while none does, the sum "
                              f"of {', '.join(PE_BLOCKS)})")
-    parser.add_argument("--set", action="append", default=[], metavar="DESIGN.PARAMETER=VALUE",
-                        help="change a design's parameter (repeatable), e.g. "
-                             "forest_system.pe_count=4")
+    add_set_option(parser)
     parser.add_argument("designs", nargs="*", metavar="DESIGN", help="default: all designs")
     arguments = parser.parse_args(argv)
-    unknown = sorted(set(arguments.designs) - set(DESIGNS))
-    if unknown:
-        parser.error(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(sorted(DESIGNS))}")
-    try:
-        overrides = parse_overrides(arguments.set)
-    except ValueError as error:
-        parser.error(str(error))
+    check_designs(parser, arguments.designs)
+    overrides = checked_overrides(parser, arguments)
     rows = []
     for base in arguments.designs or sorted(DESIGNS):
         print(f"synthesising {base} (Yosys synth_intel_alm, Cyclone V proxy)...", flush=True)

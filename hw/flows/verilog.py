@@ -10,6 +10,7 @@ from pathlib import Path
 from amaranth.back import verilog
 
 from hw.designs import DESIGNS, component, design_name
+from hw.flows.cli import check_designs
 
 __all__ = ["write_verilog", "main"]
 
@@ -37,9 +38,7 @@ def main(argv=None):
     parser.add_argument("designs", nargs="*", metavar="DESIGN",
                         help=f"designs to write (default: all of {', '.join(sorted(DESIGNS))})")
     arguments = parser.parse_args(argv)
-    unknown = sorted(set(arguments.designs) - set(DESIGNS))
-    if unknown:
-        parser.error(f"unknown design(s) {', '.join(unknown)}; known: {', '.join(sorted(DESIGNS))}")
+    check_designs(parser, arguments.designs)
     for base in arguments.designs or sorted(DESIGNS):
         path, _ = write_verilog(base, arguments.out)
         print(f"wrote {path}")

