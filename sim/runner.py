@@ -187,7 +187,9 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     return tests, failed
 
 
-#: Every testbench of the project: (design, cocotb module, testbench settings).
+#: The block testbenches ``make sim`` runs on their designs' default builds: (design, cocotb
+#: module, testbench settings). The trainer's and the system's (``sim.tb_trainer``,
+#: ``sim.tb_system``) run in the test suite on the small builds of ``tests/sim/``.
 TESTBENCHES = [
     ("tree_random", "sim.tb_rng", {"seed_count": 1000}),
     ("radix_sorter", "sim.tb_sorter", {"random_cases": 20}),
