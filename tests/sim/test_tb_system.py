@@ -73,7 +73,6 @@ def test_bad_parameters_are_refused(arguments, text):
 
 
 def test_register_map_document_matches_the_hardware():
-    from pathlib import Path
     from hw.system import REGISTERS
     text = (PROJECT_ROOT / "docs" / "registers.md").read_text()
     for name, (address, access, width, _) in REGISTERS.items():

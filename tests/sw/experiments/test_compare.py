@@ -8,7 +8,6 @@ simulated in Verilator on the small build that ``tests/sim/test_tb_system.py`` a
 import csv
 import dataclasses
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest

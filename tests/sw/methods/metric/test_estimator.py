@@ -10,7 +10,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from sw.methods.metric import MINERS, LargeMarginMetricLearning, hierarchical_schedule, mine_triplets
 from sw.methods.metric.hierarchical import points_in_sphere, stratified_sample
-from sw.methods.metric.solvers import (build_problem, objective, solve_projected_gradient, solve_sdp,
+from sw.methods.metric.solvers import (build_problem, solve_projected_gradient, solve_sdp,
                                solve_sdp_clarabel)
 
 
