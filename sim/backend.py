@@ -37,16 +37,16 @@ CLOCK_HZ = 100_000_000
 #: the processing element's and forest trainer's parameter ranges.
 LIMITS = {"rows": PE_LIMITS["max_rows"][1], "features": PE_LIMITS["feature_capacity"][1],
           "classes": PE_LIMITS["classes"][1], "trees": TRAINER_LIMITS["max_trees"][1],
-          "code_bits": PE_LIMITS["code_bits"][1]}
+          "code_bits": PE_LIMITS["code_bits"][1], "pe_count": TRAINER_LIMITS["pe_count"][1]}
 
 
 def check_capacity(**wanted):
     """Refuse, by name and limit, a job the simulated accelerator cannot be built for
-    (keys of :data:`LIMITS`: rows, features, classes, trees, code_bits)."""
+    (keys of :data:`LIMITS`: rows, features, classes, trees, code_bits, pe_count)."""
     for name, value in wanted.items():
         if value > LIMITS[name]:
-            raise ValueError(f"backend='sim': {value} {name} is more than the accelerator "
-                             f"can be built for ({LIMITS[name]})")
+            raise ValueError(f"backend='sim': {value} {name.replace('_', ' ')} is more than the "
+                             f"accelerator can be built for ({LIMITS[name]})")
 
 
 def design_for(n_rows, n_features, n_classes, n_trees, params, *, pe_count=2, feature_lanes=8,

@@ -7,7 +7,8 @@ import re
 
 from hw.designs import DESIGNS
 
-__all__ = ["parse_overrides", "add_set_option", "checked_overrides", "check_designs"]
+__all__ = ["parse_overrides", "add_folder_options", "add_set_option", "checked_overrides",
+           "check_designs"]
 
 
 def parse_overrides(assignments, designs=None):
@@ -36,6 +37,14 @@ def parse_overrides(assignments, designs=None):
             value = text
         overrides.setdefault(design, {})[parameter] = value
     return overrides
+
+
+def add_folder_options(parser, work, report):
+    """``--out`` (the work folder, default ``work``) and ``--report`` (the Markdown report,
+    default ``report``, with a .json beside it)."""
+    parser.add_argument("--out", default=work, help="work folder (default: %(default)s)")
+    parser.add_argument("--report", default=report,
+                        help="Markdown report (default: %(default)s); a .json beside it")
 
 
 def add_set_option(parser):

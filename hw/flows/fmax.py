@@ -34,7 +34,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from hw.designs import DESIGNS
-from hw.flows.cli import add_set_option, check_designs, checked_overrides
+from hw.flows.cli import add_folder_options, add_set_option, check_designs, checked_overrides
 
 __all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "ON_REQUEST", "default_designs", "synthesise", "place_and_route", "fmax", "report",
            "main"]
@@ -245,11 +245,8 @@ def report(results):
 
 
 def main(argv=None):
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="build/fmax", help="work folder (default: %(default)s)")
-    parser.add_argument("--report", default="results/fmax.md",
-                        help="Markdown report (default: %(default)s); a .json beside it")
+    add_folder_options(parser, "build/fmax", "results/fmax.md")
     parser.add_argument("--speed", type=int, choices=(6, 7, 8), default=8,
                         help="ECP5 speed grade (default: %(default)s, the fastest)")
     parser.add_argument("--freq", type=float, default=100,

@@ -38,7 +38,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from hw.designs import DESIGNS
-from hw.flows.cli import add_set_option, check_designs, checked_overrides
+from hw.flows.cli import add_folder_options, add_set_option, check_designs, checked_overrides
 from sw.experiments.thesis_tables import THESIS_TABLE_4_3
 
 __all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M20K_CONFIGURATIONS",
@@ -276,11 +276,8 @@ def report(rows, pe=None):
 
 
 def main(argv=None):
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="build/resources", help="work folder (default: %(default)s)")
-    parser.add_argument("--report", default="results/resources.md",
-                        help="Markdown report to write (default: %(default)s); a .json beside it")
+    add_folder_options(parser, "build/resources", "results/resources.md")
     parser.add_argument("--pe", metavar="DESIGN",
                         help=f"the design that is one PE (default: the first of "
                              f"{', '.join(PE_DESIGNS)} that exists; while none does, the sum "

@@ -50,15 +50,14 @@ def cycle_model(record, lanes):
 
 def measure(datasets, trees, build=BUILD):
     """Simulate ``trees`` trees per dataset and mode; return the testbench's records."""
-    return _simulate_report("sim.tb_pe", "queued_dataset_trees_latency_and_steady_state",
-                            datasets, trees, build)
+    return backend.pe_report("queued_dataset_trees_latency_and_steady_state", build,
+                             _no_stalls(datasets, trees))
 
 
-def _simulate_report(test_module, testcase, datasets, trees, build):
-    """Run one cocotb test of the PE without stalls on ``datasets``; its JSON report."""
-    return backend.pe_report(testcase, build, {
-        "datasets": list(datasets), "dataset_trees": trees, "idle_probability": 0.0,
-        "stall_probability": 0.0}, profile=test_module == "sim.tb_pe_profile")
+def _no_stalls(datasets, trees):
+    """The testbench settings of a measurement: ``trees`` trees per dataset, no stalls."""
+    return {"datasets": list(datasets), "dataset_trees": trees, "idle_probability": 0.0,
+            "stall_probability": 0.0}
 
 
 def latency_and_steady_state(records, lanes):
@@ -112,7 +111,8 @@ def state_names(build=BUILD):
 def measure_states(datasets, trees, build=BUILD):
     """Simulate ``trees`` trees per dataset and mode alone; per (dataset, mode) the mean
     cycles per tree spent in each controller state (leaving out the very first tree)."""
-    records = _simulate_report("sim.tb_pe_profile", "cycles_by_state", datasets, trees, build)[1:]
+    records = backend.pe_report("cycles_by_state", build, _no_stalls(datasets, trees),
+                                profile=True)[1:]
     names = state_names(build)
     summary = {}
     for record in records:

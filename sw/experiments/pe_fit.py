@@ -146,9 +146,8 @@ def design_digest():
 
 def load_fits(path=None):
     """The measured fits (:data:`FIT_FILE`): ``{dataset: {"pe_count", "feature_lanes",
-    "limited_by", "parameters", "estimate", "trainer_m20k"}}`` and the file's header."""
-    data = json.loads(Path(path or FIT_FILE).read_text())
-    return data["datasets"], {key: value for key, value in data.items() if key != "datasets"}
+    "limited_by", "parameters", "estimate", "trainer_m20k"}}``."""
+    return json.loads(Path(path or FIT_FILE).read_text())["datasets"]
 
 
 def _estimate_cached(name, parameters, folder):
@@ -179,7 +178,7 @@ def write_fits(fits, path):
                                   "estimate": fit["estimate"], "trainer_m20k": fit["trainer_m20k"]}
                            for name, fit in fits.items()}}
     if path.exists():
-        kept, _ = load_fits(path)
+        kept = load_fits(path)
         record["datasets"] = {**kept, **record["datasets"]}
     path.write_text(json.dumps(record, indent=1) + "\n")
 

@@ -42,6 +42,8 @@ def test_sim_backend_refuses_what_it_cannot_build():
     X[:, 0] = np.arange(10)
     with pytest.raises(ValueError, match="5000 features is more than the accelerator can be built for"):
         HardwareForestClassifier(backend="sim", n_estimators=1).fit(X, np.arange(10) % 2)
+    with pytest.raises(ValueError, match=r"65 pe count is more than the accelerator can be built for \(64\)"):
+        HardwareForestClassifier(backend="sim", n_estimators=1, pe_count=65).fit(X[:, :2], np.arange(10) % 2)
 
 
 def test_sim_backend_refuses_lists_a_bootstrap_overflows():

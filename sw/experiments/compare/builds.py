@@ -19,7 +19,7 @@ __all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN",
 #: P, so it has one PE; the modelled time divides by the P of :data:`PE_FIT`.
 SIM_DESIGN = build_parameters("comparison")
 
-_FITS, _ = load_fits()
+_FITS = load_fits()
 #: PEs that fit a 10AX115 with each dataset's PE, and that PE's feature lanes, as measured
 #: by ``python -m sw.experiments.pe_fit`` (Yosys estimates, ``docs/pe_fit.json``; the
 #: method and what they leave out: ``docs/compare.md``). ESTIMATES, not Quartus.

@@ -5,7 +5,7 @@ trees over P PEs, at the clock; and the columns it adds to a dataset's row.
 """
 
 from sw.experiments.compare import builds
-from sw.methods.forest.estimator import THESIS_PRESET
+from sw.experiments.thesis_tables import THESIS_TREES
 
 
 def load_cycles(shape, design):
@@ -52,7 +52,7 @@ def hardware_columns(row, samples, arguments):
                            f"P = {pe_count} does not apply (pass --pe-count)")
     row.update(pe_count=pe_count, pe_count_source="option" if arguments.pe_count else "estimate",
                clock_mhz=arguments.clock_mhz, pe_list_rows=lists, inbag_rows_max=needed)
-    for mode, n_trees in (("forest", arguments.trees), ("thesis", THESIS_PRESET["n_estimators"])):
+    for mode, n_trees in (("forest", arguments.trees), ("thesis", THESIS_TREES)):
         sample = samples[mode]
         row.update({f"sim_{mode}_{key}": value for key, value in sample.items()})
         row[f"hw_{mode}_ms"] = 1000 * modelled_seconds(sample, n_trees, pe_count, clock_hz)

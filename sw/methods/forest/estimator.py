@@ -21,7 +21,7 @@ from sw.methods.forest import model
 from sw.methods.forest.quantize import MAX_CODE_BITS, QUANTIZER_KINDS, make_quantizer
 from sw.methods.params import Boolean, Instance, Integer, Options, Real, validate_parameters
 
-__all__ = ["HardwareForestClassifier", "MODE_DEFAULTS", "THESIS_PRESET", "MODES", "BACKENDS"]
+__all__ = ["HardwareForestClassifier", "MODE_DEFAULTS", "MODES", "BACKENDS"]
 
 MODES = ("forest", "thesis")
 BACKENDS = ("model", "sim")
@@ -34,7 +34,6 @@ MODE_DEFAULTS = {
     "forest": {"n_estimators": 100, "max_samples": None, "max_depth": None, "quantizer": "rank"},
     "thesis": {"n_estimators": 250, "max_samples": 16, "max_depth": 4, "quantizer": "fixed"},
 }
-THESIS_PRESET = MODE_DEFAULTS["thesis"]
 
 
 class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
@@ -83,8 +82,9 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         the first fit of a size builds the simulator, which takes minutes). Both give the
         same trees and predictions.
     pe_count : int, default 2
-        Processing elements of the simulated accelerator (``backend="sim"``); the trees do
-        not depend on it, the cycle counts do.
+        Processing elements of the simulated accelerator (``backend="sim"``, at most
+        ``sim.backend.LIMITS["pe_count"]``); the trees do not depend on it, the cycle
+        counts do.
     n_jobs : int or None, default None
         Parallel tree training (joblib); the trees do not depend on it.
     random_state : int, RandomState or None, default None
@@ -106,14 +106,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
     feature_importances_ : array
         Mean decrease in Gini impurity per feature, computed by scikit-learn on
         :meth:`to_sklearn`'s export (so equal to scikit-learn's definition).
-
-    Not supported: ``sample_weight`` (the bootstrap's integer weights are the only
-    weights) and ``warm_start``.
     train_cycles_, sort_cycles_ : int
         ``backend="sim"`` only: simulated cycles of the training (presort included) and of
         the presort.
     sim_design_ : dict
         ``backend="sim"`` only: the accelerator's build parameters.
+
+    Not supported: ``sample_weight`` (the bootstrap's integer weights are the only
+    weights) and ``warm_start``.
     """
 
     _parameter_constraints = {
@@ -131,7 +131,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         "max_features_supported": [Integer(1)],
         "max_rows_supported": [Integer(1)],
         "backend": [Options(*BACKENDS)],
-        "pe_count": [Integer(1, 64)],
+        "pe_count": [Integer(1)],
         "n_jobs": [Options(None), Integer(1), Integer(-(1 << 16), -1)],
         "random_state": [Integer(0, (1 << 32) - 1), Options(None),
                          Instance(np.random.RandomState, "a numpy RandomState")],
@@ -210,7 +210,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
             from sim import backend     # the one hook into the simulation (loads cocotb)
             backend.check_capacity(rows=X.shape[0], features=X.shape[1],
                                    classes=self.n_classes_, trees=params["n_estimators"],
-                                   code_bits=params["code_bits"])
+                                   code_bits=params["code_bits"], pe_count=params["pe_count"])
             result = backend.train(codes, labels, self.training_parameters_, self.seed_,
                                    params["n_estimators"], pe_count=params["pe_count"],
                                    code_bits=params["code_bits"])
