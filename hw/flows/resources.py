@@ -20,9 +20,8 @@ netlist the report gives, per design:
   half a block like an 18x19).
 
 and how many PEs fit a 10AX115 (:data:`ARRIA10_10AX115`), computed from the design named
-as the PE (``--pe``; default: the first of :data:`PE_DESIGNS` that exists) or, while no
-such design exists, from the sum of the PE's blocks (:data:`PE_BLOCKS`, one of each),
-labelled as such. Quartus packs,
+as the PE (``--pe``; default :data:`PE_DESIGN`) or, when that design was not estimated,
+from the sum of the PE's blocks (:data:`PE_BLOCKS`, one of each), labelled as such. Quartus packs,
 retimes, duplicates and maps memories differently: every number here is an estimate.
 Thesis Table 4.3 (one PE) is printed beside it for comparison.
 """
@@ -41,7 +40,7 @@ from hw.designs import DESIGNS
 from hw.flows.cli import add_folder_options, add_set_option, check_designs, checked_overrides
 from sw.experiments.thesis_tables import THESIS_TABLE_4_3
 
-__all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M20K_CONFIGURATIONS",
+__all__ = ["ARRIA10_10AX115", "PE_DESIGN", "PE_BLOCKS", "THESIS_TABLE_4_3", "M20K_CONFIGURATIONS",
            "estimate", "m20k_blocks", "alm_estimate", "dsp_block_estimate", "pe_estimate",
            "pes_that_fit", "report", "main"]
 
@@ -49,7 +48,7 @@ __all__ = ["ARRIA10_10AX115", "PE_DESIGNS", "PE_BLOCKS", "THESIS_TABLE_4_3", "M2
 ARRIA10_10AX115 = {"alms": 427_200, "registers": 1_708_800, "m20k": 2_713, "dsp": 1_518}
 
 #: Names the PE design may have in ``hw.designs.DESIGNS``, in order of preference.
-PE_DESIGNS = ("processing_element",)
+PE_DESIGN = "processing_element"
 
 #: The blocks of one PE, summed while no PE design exists (one lane of each).
 PE_BLOCKS = ("gini_scanner", "partition_unit", "inbag_builder", "radix_sorter", "tree_random")
@@ -186,13 +185,12 @@ _SUMMED = ("aluts", "alms", "flip_flops", "block_memory_bits", "m10k", "m20k", "
 def pe_estimate(rows, pe=None):
     """The row that stands for one PE, and a label that says what it is.
 
-    The row of design ``pe`` (default: the first of :data:`PE_DESIGNS` among ``rows``),
+    The row of design ``pe`` (default :data:`PE_DESIGN`),
     else the sum of the rows of :data:`PE_BLOCKS`. Returns ``(row, label)``; ``row`` is
     None when neither is available.
     """
     by_name = {row["design"]: row for row in rows}
-    if pe is None:
-        pe = next((name for name in PE_DESIGNS if name in by_name), PE_DESIGNS[0])
+    pe = PE_DESIGN if pe is None else pe
     if pe in by_name:
         parameters = ", ".join(f"{k}={v}" for k, v in by_name[pe]["parameters"].items())
         return by_name[pe], f"design `{pe}` ({parameters})"
@@ -279,9 +277,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_folder_options(parser, "build/resources", "results/resources.md")
     parser.add_argument("--pe", metavar="DESIGN",
-                        help=f"the design that is one PE (default: the first of "
-                             f"{', '.join(PE_DESIGNS)} that exists; while none does, the sum "
-                             f"of {', '.join(PE_BLOCKS)})")
+                        help=f"the design that is one PE (default: {PE_DESIGN}; when it is "
+                             f"not among the designs estimated, the sum of {', '.join(PE_BLOCKS)})")
     add_set_option(parser)
     parser.add_argument("designs", nargs="*", metavar="DESIGN", help="default: all designs")
     arguments = parser.parse_args(argv)
