@@ -149,6 +149,9 @@ def main(argv=None):
                         help="also simulate the trees alone once more and show the cycles per "
                              "controller state (where the cycles go)")
     arguments = parser.parse_args(argv)
+    if arguments.trees < 2:
+        parser.error(f"--trees must be at least 2, not {arguments.trees}: the first tree after "
+                     f"the reset is left out of every mean")
     records = measure(arguments.datasets, arguments.trees)
     text = table(records, BUILD["feature_lanes"])
     if arguments.states:
