@@ -61,7 +61,7 @@ REGISTERS = {
                                          "hardware has: start refused)"),
     "CYCLES":            (0x22, "R", 32, "cycles of the last training (presort included)"),
     "SORT_CYCLES":       (0x23, "R", 32, "cycles of its presort"),
-    "TREES_DONE":        (0x24, "R", 16, "trees written by the last training"),
+    "TREES_DONE":        (0x24, "R", 17, "trees written by the last training"),
     "ROWS_SEEN":         (0x25, "R", 32, "predictions delivered"),
     "ROWS_LABELLED":     (0x26, "R", 32, "of those, rows with a label"),
     "ROWS_CORRECT":      (0x27, "R", 32, "of those, rows whose label was predicted"),

@@ -100,7 +100,8 @@ class ForestTrainer(wiring.Component):
         clears the PEs).
     cycles, sort_cycles : Out(32)
         Cycles from ``start`` to the end of the forest, and of the presort alone.
-    trees_done : Out(16)
+    trees_done : Out(bits(max_trees))
+        Trees written so far (as wide as ``n_trees``: a forest of ``max_trees`` trees finishes).
     """
 
     def __init__(self, *, pe_count=2, max_trees=1024, radix_bits=8, **pe_parameters):
@@ -151,7 +152,7 @@ class ForestTrainer(wiring.Component):
             "tree_error": Out(1),
             "cycles": Out(32),
             "sort_cycles": Out(32),
-            "trees_done": Out(16),
+            "trees_done": Out(bits(max_trees)),
         })
 
     def elaborate(self, platform):
@@ -427,7 +428,7 @@ class ForestTrainer(wiring.Component):
         """Tree jobs to the PEs and their trees onto ``nodes``: the forest's FSM."""
         pes = s.pes
         next_tree = Signal(self.tree_bits + 1)
-        trees_done = Signal(16)
+        trees_done = Signal.like(self.trees_done)
         m.d.comb += self.trees_done.eq(trees_done)
         assigned = Signal(self.pe_count)
         pe_tree = [Signal(self.tree_bits, name=f"pe{index}_tree") for index in range(self.pe_count)]

@@ -199,6 +199,24 @@ async def forests_after_a_tree_error(dut):
 
 
 @cocotb.test()
+async def largest_forest_finishes(dut):
+    """A forest of ``max_trees`` trees (the most the build accepts) on a four-row dataset:
+    every tree comes out, equal to the model's, and ``done`` rises (a tree counter narrower
+    than ``n_trees`` would never reach it). Depth 1 keeps each tree to three nodes."""
+    tb = ForestTestbench(dut)
+    await tb.begin()
+    codes = np.array([[0], [1], [2], [3]])
+    labels = np.array([0, 1, 0, 1])
+    params = TrainingParameters(n_classes=2, max_depth=1, max_samples=4, features_per_split=1)
+    cycles = await tb.check_forest(codes, labels, params, 0x5EED, tb.max_trees,
+                                   f"a forest of max_trees = {tb.max_trees} trees")
+    assert int(dut.trees_done.value) == tb.max_trees, \
+        f"trees_done reads {int(dut.trees_done.value)}, not {tb.max_trees}"
+    tb.cycle_log.append({"label": "largest forest", "cycles": cycles})
+    tb.write_report()
+
+
+@cocotb.test()
 async def dataset_forests_match_model(dut):
     tb = ForestTestbench(dut)
     await tb.begin()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hw.trainer import ForestTrainer
+from hw.trainer import LIMITS, ForestTrainer
 from sim.runner import simulate
 from sw.data.datasets import available
 
@@ -21,7 +21,18 @@ def test_forests_equal_the_model_for_any_pe_count(pe_count, seed, lists):
     parameters = {**SMALL, "pe_count": pe_count, **({"max_inbag_rows": lists} if lists else {})}
     tests, failed = simulate("forest_trainer", "sim.tb_trainer", parameters=parameters,
                              testbench={"random_forests": 4, "stopped_forests": 2}, seed=seed)
-    assert (tests, failed) == (5, 0)
+    assert (tests, failed) == (6, 0)
+
+
+def test_a_forest_of_65536_trees_finishes():
+    # The largest forest the trainer accepts (LIMITS["max_trees"]): its tree counter must
+    # reach n_trees = 65,536, a 17-bit number.
+    parameters = {**SMALL, "pe_count": 2, "max_trees": LIMITS["max_trees"][1]}
+    # Few stalls: 65,536 trees take about a million cycles.
+    tests, failed = simulate("forest_trainer", "sim.tb_trainer", parameters=parameters,
+                             testcase="largest_forest_finishes", seed=65536,
+                             testbench={"idle_probability": 0.05, "stall_probability": 0.05})
+    assert (tests, failed) == (1, 0)
 
 
 @pytest.mark.parametrize("pe_count", [1, 2, 4])
