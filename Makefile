@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim resources fmax quartus bench accuracy metric test clean distclean
+.PHONY: help all compare setup verilog sim resources fmax quartus bench accuracy metric baselines test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,12 @@ accuracy: $(STAMP) ## model vs scikit-learn accuracy, 5-fold CV x 3 seeds: resul
 # Thesis Table 3.1: triplet mining for large-margin metric learning (results/metric/).
 metric: $(STAMP) ## thesis Table 3.1, metric learning: results/metric/
 	$(VPY) -m sw.experiments.metric_table
+
+# The host library's neural-network, linear and tree methods beside the hardware forest and
+# the CPU forests, same folds (docs/baselines.md; ~10 min). DATASETS as for compare;
+# BASELINES_ARGS passes options (e.g. "--repeats 5 --methods elm sk_nb").
+baselines: $(STAMP) ## every host-library method beside the HW forest: results/baselines.{md,csv,png}
+	$(VPY) -m sw.experiments.baselines $(if $(DATASETS),--datasets $(DATASETS)) $(BASELINES_ARGS)
 
 test: $(STAMP) ## the test suite (pytest, Verilator simulations included); PYTEST_ARGS passes options
 	$(VPY) -m pytest $(PYTEST_ARGS)

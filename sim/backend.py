@@ -27,11 +27,7 @@ from sim.runner import BUILD_ROOT, PROJECT_ROOT, simulate
 from sw.methods.forest.model import inbag_row_count
 
 __all__ = ["LIMITS", "check_capacity", "design_for", "train", "train_batch", "predict",
-           "pe_report", "CLOCK_HZ", "PROJECT_ROOT", "BUILD_ROOT"]
-
-#: The clock the modelled times assume (the thesis's Arria 10 design ran at 100 MHz).
-CLOCK_HZ = 100_000_000
-
+           "pe_report", "PROJECT_ROOT", "BUILD_ROOT"]
 
 #: What the simulated accelerator can be built for, in the user's terms: the upper ends of
 #: the processing element's and forest trainer's parameter ranges.

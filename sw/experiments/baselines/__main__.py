@@ -1,0 +1,5 @@
+import sys
+
+from sw.experiments.baselines.run import main
+
+sys.exit(main())
