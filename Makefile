@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim resources fmax quartus bench accuracy metric baselines test clean distclean
+.PHONY: help all compare setup verilog sim resources fmax quartus bench accuracy metric elm mnist baselines test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,19 @@ accuracy: $(STAMP) ## model vs scikit-learn accuracy, 5-fold CV x 3 seeds: resul
 # Thesis Table 3.1: triplet mining for large-margin metric learning (results/metric/).
 metric: $(STAMP) ## thesis Table 3.1, metric learning: results/metric/
 	$(VPY) -m sw.experiments.metric_table
+
+# Seed 002's extreme learning machines: chapter 3's model-selection costs (Table 3.1) and
+# chapter 4's incremental ELMs (Tables 4.2, 4.3, speed-up on Dask) (docs/elm.md,
+# docs/incremental_elm.md; ~15 min).
+elm: $(STAMP) ## seed 002 ELMs: results/elm_cost.*, results/ielm_*
+	$(VPY) -m sw.experiments.elm_cost
+	$(VPY) -m sw.experiments.ielm_tables
+
+# Seeds 004 and 001 on MNIST: naive Bayes and gradient logistic regression, the entropy
+# tree on LDA features (docs/linear.md, docs/entropy_tree.md; ~15 min).
+mnist: $(STAMP) ## seeds 004 and 001 on MNIST: results/seed004_mnist.*, results/seed001_mnist.*
+	$(VPY) -m sw.experiments.seed004_mnist
+	$(VPY) -m sw.experiments.seed001_mnist
 
 # The host library's neural-network, linear and tree methods beside the hardware forest and
 # the CPU forests, same folds (docs/baselines.md; ~10 min). DATASETS as for compare;
