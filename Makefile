@@ -48,8 +48,9 @@ sim: $(STAMP) ## every cocotb testbench under Verilator
 resources: $(STAMP) ## Yosys resource estimates for the Arria 10: results/resources.md
 	$(VPY) -m hw.flows.resources --out $(BUILD)/resources --report results/resources.md
 
-# Fmax lower-bound proxy: nextpnr-ecp5 on a Lattice ECP5-85K, a slower family (~5 min).
-# The system designs only when named: make fmax FMAX_ARGS=forest_system (~10 min).
+# Fmax lower-bound proxy: nextpnr-ecp5 on a Lattice ECP5-85K, a slower family, every design
+# at the comparison's widths, three placement seeds (hours); records docs/fmax.json, whose
+# minimum is the comparison's clock. One entry: make fmax FMAX_ARGS="gini_scanner --seeds 1".
 fmax: $(STAMP) ## Fmax lower-bound proxy on nextpnr-ecp5: results/fmax.md
 	$(VPY) -m hw.flows.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
 

