@@ -1,7 +1,7 @@
 """How many PEs sized for each dataset fit a 10AX115: the P of the comparison's modelled time.
 
-``python -m sw.experiments.pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: one or two
-full Yosys runs per dataset).
+``python -m sw.experiments.pe_fit [--datasets ...] [--out results/pe_fit.md]`` (slow: two to
+four full Yosys runs per dataset).
 
 For each dataset, a processing element is built for its 5-fold training set (rows rounded
 up to a power of two, as ``sim.backend.design_for`` does; above 1,024 training rows,
@@ -9,19 +9,23 @@ in-bag lists as long as a bootstrap of the training rows overflows with probabil
 1e-15, :func:`inbag_capacity`; its features and classes; ``max_depth`` 64, deep enough
 for forest mode), once with 8 feature lanes (fewer for fewer features) and once with 4,
 and synthesised with :func:`hw.flows.resources.estimate` (Yosys ``synth_intel_alm``,
-Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). The forest trainer holds
-one presorted bank, one code bank and one sorter per lane and a label bank for all PEs
-(its list rotor serves every PE from one read port per lane, so no PE has a copy of the
-presorted bank); those memories are added
-from their geometry in ``hw/trainer.py`` with :func:`hw.flows.resources.m20k_blocks`. Then
+Cyclone V cells as the Arria 10 proxy; see ``docs/arria10.md``). So is the whole
+``forest_system`` with that one PE and its inference engine sized for the comparison's
+forest (:data:`FOREST_TREES` trees of the PE's node count): the system minus the PE is what
+sits on the chip beside the PEs (:func:`shell`: the inference engine's node memories, the
+trainer's presorted, code and label banks, sorters and list rotor, the register bank and
+the host streams). Then
 
-    P = min over ALMs, M20K, DSP of floor((device - shared) / per PE)
+    P = min over ALMs, M20K, DSP of floor((BUDGET x device - beside the PEs) / per PE)
+
+with :data:`BUDGET` = 85 %, the rest left for routing and timing closure. (The per-PE
+ports of the trainer's dispatcher and merger are counted with neither; they are a few
+multiplexers per PE.)
 
 The lanes with the higher ``P / (2 + ceil(F / lanes))`` (:func:`throughput`: PEs over
 the passes per tree level of the cycle model) are chosen: fewer lanes cost more cycles
-per tree but fewer DSP blocks per PE. The inference engine, host interface, routing and
-timing closure are not counted, so P is an upper bound of what a Quartus build would
-hold. The result is written to :data:`FIT_FILE` (``docs/pe_fit.json``: per dataset P,
+per tree but fewer DSP blocks per PE. Still an estimate: Quartus maps, places and routes
+otherwise, and only a Quartus build shows what fits. The result is written to :data:`FIT_FILE` (``docs/pe_fit.json``: per dataset P,
 lanes, the limiting resource, the PE's parameters and estimate, with a digest of the
 gateware sources), which the comparison reads (it does not run Yosys).
 """
@@ -34,12 +38,12 @@ import sys
 import time
 from pathlib import Path
 
-from hw.lane import lane_slots
-from hw.flows.resources import ARRIA10_10AX115, estimate, m20k_blocks
+from hw.flows.resources import ARRIA10_10AX115, estimate
 from sim.backend import BUILD_ROOT, PROJECT_ROOT
 
 __all__ = ["FIT_FILE", "inbag_capacity", "lane_options", "throughput", "pe_parameters",
-           "trainer_memories", "pes_that_fit", "design_digest", "load_fits", "main"]
+           "system_parameters", "shell", "pes_that_fit", "design_digest", "load_fits", "P_RULE",
+           "FOREST_TREES", "BUDGET", "main"]
 
 #: Where the measured fits live (a measurement, so in docs/), written by :func:`main`.
 FIT_FILE = PROJECT_ROOT / "docs" / "pe_fit.json"
@@ -55,6 +59,16 @@ OVERFLOW_BOUND = 1e-15
 LIST_GRANULE = 256
 #: Training sets above this many rows get in-bag lists shorter than the rows.
 SHORT_LISTS_FROM = 1024
+#: Trees the inference engine is sized for: the comparison's forest.
+FOREST_TREES = 100
+#: Share of each resource the PEs and everything beside them may use (the rest is left
+#: for routing and timing closure).
+BUDGET = 0.85
+RESOURCES = ("alms", "m20k", "dsp")
+#: How P is chosen, in words (the comparison's caption).
+P_RULE = (f"every ALM, M20K and DSP count at most {BUDGET:.0%} of the 10AX115 with the "
+          f"inference engine for {FOREST_TREES} trees, the trainer's banks, sorters and rotor "
+          f"and the register bank counted beside the PEs")
 
 
 def _power_of_two(value):
@@ -104,31 +118,25 @@ def pe_parameters(n_rows, n_features, n_classes, folds=FOLDS, lanes=None):
             "classes": max(2, n_classes), "max_depth": MAX_DEPTH}
 
 
-def trainer_memories(parameters):
-    """M20K blocks (estimate) of the forest trainer's memories: ``(per PE, shared)``."""
-    rows, features = parameters["max_rows"], parameters["feature_capacity"]
-    row_bits = (rows - 1).bit_length()
-    label_bits = max(1, (parameters["classes"] - 1).bit_length())
-    code_bits = parameters["code_bits"]
-    lanes = parameters["feature_lanes"]
-    # Every bank is split by lane: lane k holds features k, k + lanes, ...
-    lane_depths = [lane_slots(features, lane, lanes) * rows for lane in range(lanes)]
-    per_pe = 0                          # the list rotor serves every PE from one bank
-    shared = (sum(m20k_blocks(depth, row_bits + code_bits + label_bits)          # presorted bank
-                  for depth in lane_depths)
-              + sum(m20k_blocks(depth, code_bits) for depth in lane_depths)      # code bank
-              + m20k_blocks(rows, label_bits, read_ports=lanes)                  # label bank
-              + lanes * (2 * m20k_blocks(rows, row_bits + code_bits)             # sorter buffers
-                         + 2 * m20k_blocks(1 << RADIX_BITS, row_bits + 1)))      # sorter counters
-    return per_pe, shared
+def system_parameters(parameters, trees=FOREST_TREES):
+    """``forest_system`` parameters of one PE ``parameters`` with the inference engine
+    sized for a forest of ``trees`` trees: the build whose estimate minus the PE's is what
+    sits on the chip beside the PEs."""
+    return {**parameters, "pe_count": 1, "max_trees": trees, "radix_bits": RADIX_BITS,
+            "traversal_stages": 1}
 
 
-def pes_that_fit(pe, parameters, device=ARRIA10_10AX115):
-    """``(P, limiting resource, per-resource counts)`` for PE estimate ``pe`` (a dict)."""
-    per_pe_m20k, shared_m20k = trainer_memories(parameters)
-    need = {"alms": pe["alms"], "m20k": pe["m20k"] + per_pe_m20k, "dsp": pe["dsp"]}
-    room = {"alms": device["alms"], "m20k": device["m20k"] - shared_m20k, "dsp": device["dsp"]}
-    counts = {key: room[key] // need[key] for key in need if need[key]}
+def shell(system, pe):
+    """What sits on the chip beside the PEs, per resource: the one-PE system's estimate
+    ``system`` minus the PE's ``pe`` (dicts with ``alms``, ``m20k``, ``dsp``)."""
+    return {key: max(0, system[key] - pe[key]) for key in RESOURCES}
+
+
+def pes_that_fit(pe, beside, device=ARRIA10_10AX115, budget=BUDGET):
+    """``(P, limiting resource, per-resource counts)``: PEs of estimate ``pe`` that fit
+    ``budget`` of ``device`` with ``beside`` (:func:`shell`) on the chip too."""
+    room = {key: budget * device[key] - beside[key] for key in RESOURCES}
+    counts = {key: max(0, math.floor(room[key] / pe[key])) for key in RESOURCES if pe[key]}
     limiting = min(counts, key=counts.get)
     return counts[limiting], limiting, counts
 
@@ -146,11 +154,11 @@ def design_digest():
 
 def load_fits(path=None):
     """The measured fits (:data:`FIT_FILE`): ``{dataset: {"pe_count", "feature_lanes",
-    "limited_by", "parameters", "estimate", "trainer_m20k"}}``."""
+    "limited_by", "parameters", "estimate", "beside"}}``."""
     return json.loads(Path(path or FIT_FILE).read_text())["datasets"]
 
 
-def _estimate_cached(name, parameters, folder):
+def _estimate_cached(name, parameters, folder, design_name="processing_element"):
     cache = folder / f"{name}.json"
     design = design_digest()
     if cache.exists():
@@ -159,7 +167,7 @@ def _estimate_cached(name, parameters, folder):
                 and cached["parameters"] == {**cached["parameters"], **parameters}):
             return cached
     started = time.perf_counter()
-    result = estimate("processing_element", folder / name, parameters)
+    result = estimate(design_name, folder / name, parameters)
     result["seconds"] = time.perf_counter() - started
     result.pop("cells", None)
     result["design"] = design
@@ -175,7 +183,8 @@ def write_fits(fits, path):
               "datasets": {name: {"pe_count": fit["pe_count"],
                                   "feature_lanes": fit["parameters"]["feature_lanes"],
                                   "limited_by": fit["limited_by"], "parameters": fit["parameters"],
-                                  "estimate": fit["estimate"], "trainer_m20k": fit["trainer_m20k"]}
+                                  "estimate": fit["estimate"], "beside": fit["beside"],
+                                  "budget": BUDGET, "forest_trees": FOREST_TREES}
                            for name, fit in fits.items()}}
     if path.exists():
         kept = load_fits(path)
@@ -193,9 +202,9 @@ def main(argv=None):
     arguments = parser.parse_args(argv)
     folder = BUILD_ROOT / "pe_fit"
     folder.mkdir(parents=True, exist_ok=True)
-    lines = ["| dataset | PE parameters | ALMs | M20K PE + trainer per PE | DSP | shared M20K "
-             "| P (ALM / M20K / DSP) | P | limited by | P / passes per level |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"| dataset | PE parameters | per PE: ALM / M20K / DSP | beside the PEs: ALM / M20K / DSP "
+             f"| P by ALM / M20K / DSP at {BUDGET:.0%} | P | limited by | P / passes per level |",
+             "|---|---|---|---|---|---|---|---|"]
     fits = {}
     for name in arguments.datasets:
         if not available(name):
@@ -208,20 +217,22 @@ def main(argv=None):
             parameters = pe_parameters(*data.X.shape, len(set(data.y)), lanes=lanes)
             cache = name if lanes == lane_options(n_features)[0] else f"{name}_lanes{lanes}"
             pe = _estimate_cached(cache, parameters, folder)
-            per_pe, shared = trainer_memories(parameters)
-            count, limiting, counts = pes_that_fit(pe, parameters)
+            system = _estimate_cached(f"{cache}_system", system_parameters(parameters), folder,
+                                      "forest_system")
+            beside = shell(system, pe)
+            count, limiting, counts = pes_that_fit(pe, beside)
             options.append({"pe_count": count, "limited_by": limiting, "parameters": parameters,
                             "throughput": throughput(count, n_features, lanes),
-                            "estimate": {key: pe[key] for key in ("alms", "m20k", "dsp")},
-                            "trainer_m20k": {"per_pe": per_pe, "shared": shared}})
+                            "estimate": {key: pe[key] for key in RESOURCES}, "beside": beside})
             lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
-                         f"{pe['alms']:,} | {pe['m20k']} + {per_pe} | {pe['dsp']} | {shared} | "
+                         f"{pe['alms']:,} / {pe['m20k']} / {pe['dsp']} | "
+                         f"{beside['alms']:,} / {beside['m20k']} / {beside['dsp']} | "
                          f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
                          f"{limiting} | {options[-1]['throughput']:.2f} |")
-            print(lines[-1], f"({pe['seconds']:.0f} s)", flush=True)
+            print(lines[-1], f"({pe['seconds']:.0f} + {system['seconds']:.0f} s)", flush=True)
         fits[name] = max(options, key=lambda option: option["throughput"])
         lines.append(f"| **{name}: {fits[name]['parameters']['feature_lanes']} lanes, "
-                     f"P = {fits[name]['pe_count']}** | | | | | | | | | |")
+                     f"P = {fits[name]['pe_count']}** | | | | | | | |")
     out = Path(arguments.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("# PEs sized per dataset that fit a 10AX115 (ESTIMATE)\n\n"

@@ -43,20 +43,20 @@ below are re-exported for callers; the code reads the builds' constants from
 :mod:`.builds`, so that is the module to change (or monkeypatch) them in.
 """
 
-from sw.experiments.compare.builds import (BUNDLED_DATASETS, DEFAULT_CLOCK_MHZ, PE_FIT, PE_LANES,
+from sw.experiments.compare.builds import (BUNDLED_DATASETS, TARGET_CLOCK_MHZ, proxy_clock, PE_FIT, PE_LANES,
                                            SIM_DESIGN, THESIS_SKLEARN, sim_design)
 from sw.experiments.compare.hwtime import (hardware_columns, load_cycles, modelled_seconds,
                                            rotor_wait_cycles)
 from sw.experiments.compare.simulate import (sample_job, sample_summary, simulate_samples,
                                              train_by_design)
 from sw.experiments.compare.run import (accuracy_row, cross_validate, score_fold, scoring_tasks,
-                                        sklearn_times)
+                                        cpu_times)
 from sw.experiments.compare.report import accuracy_table, plot, time_table
 from sw.experiments.compare.cli import default_datasets, main, parse_arguments
 
-__all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN", "DEFAULT_CLOCK_MHZ",
+__all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN", "TARGET_CLOCK_MHZ", "proxy_clock",
            "BUNDLED_DATASETS", "default_datasets", "parse_arguments", "accuracy_row",
-           "cross_validate", "score_fold", "scoring_tasks", "sklearn_times", "sample_job",
+           "cross_validate", "score_fold", "scoring_tasks", "cpu_times", "sample_job",
            "sample_summary", "simulate_samples", "train_by_design", "hardware_columns",
            "load_cycles", "modelled_seconds", "rotor_wait_cycles", "accuracy_table",
            "time_table", "plot", "main"]

@@ -90,8 +90,10 @@ def parse_arguments(argv=None):
     parser.add_argument("--pe-count", type=_pe_count, default=None, metavar="P",
                         help="PEs for the modelled time; 'auto' (default) = the estimate per "
                              "dataset (PE_FIT)")
-    parser.add_argument("--clock-mhz", type=_clock, default=builds.DEFAULT_CLOCK_MHZ,
-                        help="clock for the modelled time (default 100, the thesis's)")
+    parser.add_argument("--clock-mhz", type=_clock, default=None,
+                        help="clock for the modelled time, for what-ifs (default: the ECP5 "
+                             "proxy's minimum Fmax over all designs, docs/fmax.json, rounded "
+                             "down; 100, the thesis's, once every design reaches it)")
     parser.add_argument("--sim-trees", type=_positive_int, default=8, metavar="K",
                         help="forest-mode trees simulated per dataset (default 8)")
     parser.add_argument("--sim-thesis-trees", type=_positive_int, default=32, metavar="K",
@@ -121,6 +123,10 @@ def parse_arguments(argv=None):
     if arguments.sim_trees > arguments.trees:
         parser.error(f"--sim-trees ({arguments.sim_trees}) must not exceed --trees "
                      f"({arguments.trees})")
+    if arguments.clock_mhz is not None:
+        arguments.clock_source = "given with --clock-mhz (a what-if, not a timing result)"
+    elif not arguments.no_sim:
+        arguments.clock_mhz, arguments.clock_source = builds.proxy_clock()
     if arguments.datasets is None:
         arguments.datasets = default_datasets()
     for name in arguments.datasets:

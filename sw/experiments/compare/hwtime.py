@@ -5,7 +5,12 @@ trees over P PEs, at the clock; and the columns it adds to a dataset's row.
 """
 
 from sw.experiments.compare import builds
+from sw.experiments.cpu_forests import CPU_FORESTS
 from sw.experiments.thesis_tables import THESIS_TREES
+
+
+#: Column names of the CPU forests (``speedup_vs_sklearn_1core``, ...).
+LONG_NAMES = {"sk": "sklearn", "dal": "onedal"}
 
 
 def load_cycles(shape, design):
@@ -41,6 +46,9 @@ def hardware_columns(row, samples, arguments):
     # Imported here: pe_fit pulls in the gateware (hw, Amaranth), needed only with simulation.
     from sw.experiments import pe_fit
     pe_count = arguments.pe_count or builds.PE_FIT[row["dataset"]]
+    if pe_count < 1:
+        raise RuntimeError(f"{row['dataset']}: not one PE sized for it fits the 10AX115 with "
+                           f"{pe_fit.P_RULE} (docs/pe_fit.json); pass --pe-count for a what-if")
     clock_hz = arguments.clock_mhz * 1e6
     # The estimate's PEs hold in-bag lists shorter than the rows (sw.experiments.pe_fit): every
     # tree of the modelled forests must fit them, or its P does not apply.
@@ -56,7 +64,28 @@ def hardware_columns(row, samples, arguments):
         sample = samples[mode]
         row.update({f"sim_{mode}_{key}": value for key, value in sample.items()})
         row[f"hw_{mode}_ms"] = 1000 * modelled_seconds(sample, n_trees, pe_count, clock_hz)
-        for jobs in ("1", "all"):
-            row[f"speedup_{mode}_{jobs}"] = row[f"fit_sk_{mode}_{jobs}_ms"] / row[f"hw_{mode}_ms"]
+    # Thesis mode against scikit-learn's thesis set-up (250 trees of depth 4).
+    for jobs in ("1", "all"):
+        row[f"speedup_thesis_{jobs}"] = row[f"fit_sk_thesis_{jobs}_ms"] / row["hw_thesis_ms"]
+    row.update(baseline_columns(row))
     row["rtl_equals_model"] = bool(samples["forest"]["equal"] and samples["thesis"]["equal"])
     return row
+
+
+def baseline_columns(row):
+    """Forest mode's speed-ups against each CPU forest (:mod:`sw.experiments.cpu_forests`)
+    and against the fastest: the trainer with the shortest single-core fit on this dataset
+    in this run. ``cpu_cores_replaced`` = the fastest single-core time / the modelled
+    hardware time: how many cores running the fastest trainer (at perfect scaling) one
+    FPGA matches."""
+    hw_ms = row["hw_forest_ms"]
+    one_core = {trainer: row[f"fit_{trainer}_forest_1_ms"] for trainer in CPU_FORESTS}
+    all_cores = {trainer: row[f"fit_{trainer}_forest_all_ms"] for trainer in CPU_FORESTS}
+    fastest = min(one_core, key=one_core.get)
+    columns = {f"speedup_vs_{LONG_NAMES[trainer]}_{jobs}": times[trainer] / hw_ms
+               for trainer in CPU_FORESTS for jobs, times in (("1core", one_core), ("allcores", all_cores))}
+    columns.update(fastest_cpu_trainer=CPU_FORESTS[fastest][0],
+                   speedup_vs_fastest_cpu_1core=one_core[fastest] / hw_ms,
+                   speedup_vs_fastest_cpu_allcores=min(all_cores.values()) / hw_ms,
+                   cpu_cores_replaced=one_core[fastest] / hw_ms)
+    return columns

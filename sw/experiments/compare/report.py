@@ -8,6 +8,9 @@ import os
 
 import numpy as np
 
+from sw.experiments import cpu_forests
+from sw.experiments.cpu_forests import ONEDAL_BINS
+from sw.experiments.pe_fit import P_RULE
 from sw.experiments.report import markdown, pyplot, save_plot
 from sw.experiments.thesis_tables import CITATION, SETUP
 
@@ -38,14 +41,20 @@ def _cycles(row, mode):
             f" ({row[f'sim_{mode}_trees']})")
 
 
+def _difference(row, trainer):
+    key = f"acc_forest_minus_{trainer}"
+    return f"{row[key]:+.2f} ({_number(row[key + '_se'], 2)})"
+
+
 def accuracy_table(rows):
     """Header and rows of the accuracy table (strings)."""
-    header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "HW - sklearn pp (s.e.)",
-              "per repeat pp", "HW thesis mode %", "sklearn 250xd4 %", "thesis HW % (rep.)",
+    header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "oneDAL %",
+              "HW - sklearn pp (s.e.)", "HW - oneDAL pp (s.e.)", "HW - sklearn per repeat pp",
+              "HW thesis mode %", "sklearn 250xd4 %", "thesis HW % (rep.)",
               "thesis sklearn % (rep.)"]
     body = [[row["dataset"], f"{row['rows']} x {row['features']}", _mean_sd(row, "acc_hw_forest"),
-             _mean_sd(row, "acc_sk_forest"),
-             f"{row['acc_forest_minus_sk']:+.2f} ({_number(row['acc_forest_minus_sk_se'], 2)})",
+             _mean_sd(row, "acc_sk_forest"), _mean_sd(row, "acc_dal_forest"),
+             _difference(row, "sk"), _difference(row, "dal"),
              " ".join(f"{float(value):+.1f}"
                       for value in row["acc_forest_minus_sk_repeats"].split()),
              _mean_sd(row, "acc_hw_thesis"), _mean_sd(row, "acc_sk_thesis"),
@@ -54,25 +63,40 @@ def accuracy_table(rows):
 
 
 def time_table(rows):
-    """Header and rows of the training-time table (strings); empty without simulation."""
+    """Header and rows of the forest-mode training-time table (strings); empty without
+    simulation."""
     rows = [row for row in rows if "hw_forest_ms" in row]
-    header = ["dataset", "P", "HW forest ms", "sklearn 1 core ms", "sklearn all cores ms",
-              "speed-up 1 / all", "HW thesis ms", "sklearn 250xd4 1 core ms", "speed-up 1 / all",
-              "thesis rep. HW / sklearn ms", "rep. speed-up", "cycles/tree forest ± sd (k)",
-              "cycles/tree thesis ± sd (k)", "RTL = model"]
+    header = ["dataset", "P", "clock MHz", "HW forest ms", "sklearn 1 core / all ms",
+              "oneDAL 1 core / all ms", "speed-up vs sklearn 1 core / all",
+              "speed-up vs oneDAL 1 core / all", "fastest CPU (1 core)", "CPU cores replaced",
+              "cycles/tree ± sd (k)", "RTL = model"]
+    body = []
+    for row in rows:
+        body.append([
+            row["dataset"], str(row["pe_count"]), f"{row['clock_mhz']:g}", f"{row['hw_forest_ms']:.2f}",
+            f"{row['fit_sk_forest_1_ms']:.0f} / {row['fit_sk_forest_all_ms']:.0f}",
+            f"{row['fit_dal_forest_1_ms']:.0f} / {row['fit_dal_forest_all_ms']:.0f}",
+            f"{_speedup(row['speedup_vs_sklearn_1core'])} / {_speedup(row['speedup_vs_sklearn_allcores'])}",
+            f"{_speedup(row['speedup_vs_onedal_1core'])} / {_speedup(row['speedup_vs_onedal_allcores'])}",
+            row["fastest_cpu_trainer"], f"{row['cpu_cores_replaced']:,.1f}",
+            _cycles(row, "forest"), "yes" if row["rtl_equals_model"] else "NO"])
+    return header, body
+
+
+def thesis_time_table(rows):
+    """Header and rows of the thesis-mode training-time table (strings)."""
+    rows = [row for row in rows if "hw_thesis_ms" in row]
+    header = ["dataset", "P", "HW thesis ms", "sklearn 250xd4 1 core ms", "speed-up 1 / all",
+              "thesis rep. HW / sklearn ms", "rep. speed-up", "cycles/tree ± sd (k)"]
     body = []
     for row in rows:
         thesis = ("-" if row["thesis_hw_ms"] is None else
                   f"{row['thesis_hw_ms']:.1f} / {row['thesis_sk_ms']:,.0f}")
         body.append([
-            row["dataset"], str(row["pe_count"]), f"{row['hw_forest_ms']:.2f}",
-            f"{row['fit_sk_forest_1_ms']:.0f}", f"{row['fit_sk_forest_all_ms']:.0f}",
-            f"{_speedup(row['speedup_forest_1'])} / {_speedup(row['speedup_forest_all'])}",
-            f"{row['hw_thesis_ms']:.2f}", f"{row['fit_sk_thesis_1_ms']:.0f}",
+            row["dataset"], str(row["pe_count"]), f"{row['hw_thesis_ms']:.2f}",
+            f"{row['fit_sk_thesis_1_ms']:.0f}",
             f"{_speedup(row['speedup_thesis_1'])} / {_speedup(row['speedup_thesis_all'])}",
-            thesis, _speedup(row["thesis_speedup"]),
-            _cycles(row, "forest"), _cycles(row, "thesis"),
-            "yes" if row["rtl_equals_model"] else "NO"])
+            thesis, _speedup(row["thesis_speedup"]), _cycles(row, "thesis")])
     return header, body
 
 
@@ -80,16 +104,16 @@ def render(rows, arguments, seconds):
     """The Markdown report (``results/compare.md``)."""
     depth = "unlimited" if arguments.depth is None else arguments.depth
     lines = [
-        "# Accelerator vs scikit-learn vs the thesis",
+        "# Accelerator vs the CPU forests (scikit-learn, oneDAL) vs the thesis",
         "",
         f"Stratified {arguments.folds}-fold CV repeated {arguments.repeats} times (shuffle and "
         f"forest seeds {_seed_range(arguments)}; the same folds for every method); accuracy "
         f"mean ± standard deviation over all {arguments.repeats * arguments.folds} folds; "
-        f"HW - sklearn: mean difference and its standard error (s.e. = standard deviation of "
+        f"HW - CPU forest: mean difference and its standard error (s.e. = standard deviation of "
         f"the repeats' {arguments.folds}-fold means / sqrt(repeats)), with each repeat's "
         f"mean beside it. Forest mode: {arguments.trees} trees, sqrt features per node, full "
         f"bootstrap, depth {depth}; "
-        f"scikit-learn `RandomForestClassifier` with the same. Thesis mode: 250 trees, 16-row "
+        f"scikit-learn's and oneDAL's random forests with the same. Thesis mode: 250 trees, 16-row "
         f"bootstrap, depth 4, one feature per tree; scikit-learn 250 trees of depth 4 beside it. "
         f"HW accuracy from the golden model (bit-exact with the RTL).",
         "",
@@ -100,18 +124,28 @@ def render(rows, arguments, seconds):
     if body:
         clock = arguments.clock_mhz
         source = ("given with --pe-count" if arguments.pe_count else
-                  "estimated per dataset (sw/experiments/pe_fit.py, Yosys proxy, not Quartus)")
+                  f"estimated per dataset ({P_RULE}; sw/experiments/pe_fit.py, Yosys proxy, not Quartus)")
+        versions = cpu_forests.versions()
         lines += [
+            "## Forest mode: training time",
+            "",
             f"Modelled HW training time = (load + presort + trees x cycles per tree / P) / "
-            f"{clock:g} MHz; cycles simulated in Verilator on a sample of k trees of fold 0 "
-            f"(first repeat) "
-            f"(one PE), P {source}, {clock:g} MHz is the thesis's clock, not a timing result. "
-            f"scikit-learn: mean fit time over the {arguments.folds} folds of the first repeat, "
-            f"measured in this run with nothing else running (1 core: CPU "
-            f"time of `n_jobs=1`; all cores: wall time of `n_jobs=-1`, {os.cpu_count()} cores). "
-            f"Speed-up = scikit-learn time / modelled HW time.",
+            f"clock; cycles simulated in Verilator on a sample of k trees of fold 0 (first "
+            f"repeat, one PE). **Clock {clock:g} MHz: {arguments.clock_source}.** **P "
+            f"{source}.** CPU forests, measured in this run with nothing else running on the "
+            f"same folds: scikit-learn {versions['sk']} `RandomForestClassifier` and oneDAL "
+            f"(scikit-learn-intelex {versions['dal']}, {ONEDAL_BINS} histogram bins per "
+            f"feature) with the same trees, depth, features per split and bootstrap; mean fit "
+            f"time over the {arguments.folds} folds of the first repeat (1 core: CPU time of "
+            f"`n_jobs=1`; all: wall time of `n_jobs=-1` on this machine's {os.cpu_count()} "
+            f"cores). Speed-up = CPU time / modelled HW time; CPU cores replaced = the fastest "
+            f"single-core time / modelled HW time.",
             "",
             markdown(header, body),
+            "",
+            "## Thesis mode: training time (same clock and P)",
+            "",
+            markdown(*thesis_time_table(rows)),
             "",
         ]
     lines += [f"Thesis columns (rep. = reported): {CITATION}; {SETUP}.", "",
@@ -120,52 +154,54 @@ def render(rows, arguments, seconds):
 
 
 def plot(rows, path):
-    """Accuracy and speed-up per dataset: hardware vs scikit-learn vs the thesis."""
+    """What a reader compares, per dataset: forest mode's accuracy difference to each CPU
+    forest with its standard error, and its speed-ups against each at the clock and P of
+    the row."""
     plt = pyplot()
     names = [row["dataset"] for row in rows]
     x = np.arange(len(rows))
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(8, 1.6 * len(rows) + 3), 9))
-    bars = [("HW forest mode", "acc_hw_forest", "tab:blue"),
-            ("scikit-learn (same params)", "acc_sk_forest", "tab:orange"),
-            ("HW thesis mode", "acc_hw_thesis", "tab:green"),
-            ("scikit-learn 250 x depth 4", "acc_sk_thesis", "tab:olive"),
-            ("thesis HW (reported)", "thesis_hw_acc", "tab:red"),
-            ("thesis scikit-learn (reported)", "thesis_sk_acc", "tab:pink")]
+    bars = [("HW forest - scikit-learn", "sk", "tab:orange"),
+            ("HW forest - oneDAL", "dal", "tab:purple")]
     width = 0.8 / len(bars)
-    for index, (label, key, colour) in enumerate(bars):
-        values = [np.nan if row.get(key) is None else row[key] for row in rows]
-        errors = [row[key + "_sd"] for row in rows] if key + "_sd" in rows[0] else None
+    for index, (label, trainer, colour) in enumerate(bars):
+        key = f"acc_forest_minus_{trainer}"
+        values = [row[key] for row in rows]
+        errors = [np.nan if row[key + "_se"] is None else row[key + "_se"] for row in rows]
         top.bar(x + (index - (len(bars) - 1) / 2) * width, values, width, yerr=errors,
-                label=label, color=colour, capsize=2)
+                label=label, color=colour, capsize=3)
+    top.axhline(0, color="black", linewidth=1)
     top.set_xticks(x, names)
-    top.set_ylabel("accuracy % (mean ± sd over all folds)")
-    top.set_ylim(0, 128)
-    top.set_yticks(range(0, 101, 20))
-    top.legend(fontsize=8, ncol=3, loc="upper center")
-    top.set_title(f"Accuracy, stratified {rows[0]['folds']}-fold CV x {rows[0]['repeats']} repeats "
-                  f"(reported: thesis Table 4.2)")
-    speed = [("HW forest vs scikit-learn 1 core", "speedup_forest_1", "tab:blue"),
-             ("HW forest vs scikit-learn all cores", "speedup_forest_all", "tab:cyan"),
-             ("HW thesis mode vs scikit-learn 250 x d4, 1 core", "speedup_thesis_1", "tab:green"),
-             ("thesis (reported)", "thesis_speedup", "tab:red")]
-    width = 0.8 / len(speed)
-    highest = 50
-    for index, (label, key, colour) in enumerate(speed):
-        values = [np.nan if row.get(key) is None else row[key] for row in rows]
-        positions = x + (index - (len(speed) - 1) / 2) * width
-        bottom.bar(positions, values, width, label=label, color=colour)
-        for position, value in zip(positions, values):
-            if not np.isnan(value):
-                highest = max(highest, value)
-                bottom.text(position, value * 1.08, f"{value:,.0f}", ha="center", va="bottom",
-                            fontsize=6.5, rotation=90)
-    bottom.axhline(50, color="black", linestyle="--", linewidth=1)
-    bottom.text(x[0] - 0.45, 50, "50x", va="bottom", ha="left", fontsize=8)
-    bottom.set_yscale("log")
-    bottom.set_ylim(top=highest * 15)
-    bottom.set_xticks(x, [f"{row['dataset']}\nP = {row.get('pe_count', '-')}" for row in rows])
-    bottom.set_ylabel("training speed-up (log)")
-    bottom.legend(fontsize=8, ncol=2, loc="upper center")
-    bottom.set_title("Modelled HW training time vs scikit-learn fit time (measured here)")
+    top.set_ylabel("accuracy difference, points\n(mean, error bar: 1 s.e.)")
+    top.legend(fontsize=8, loc="best")
+    top.set_title(f"Forest-mode accuracy against the CPU forests, stratified {rows[0]['folds']}-fold "
+                  f"CV x {rows[0]['repeats']} repeats, same folds")
+    timed = [row for row in rows if "hw_forest_ms" in row]
+    if not timed:
+        bottom.set_axis_off()
+    else:
+        speed = [("vs scikit-learn, 1 core", "speedup_vs_sklearn_1core", "tab:orange"),
+                 ("vs oneDAL, 1 core", "speedup_vs_onedal_1core", "tab:purple"),
+                 ("vs the fastest CPU forest, all cores", "speedup_vs_fastest_cpu_allcores", "tab:gray"),
+                 ("thesis (reported, vs scikit-learn)", "thesis_speedup", "tab:red")]
+        width = 0.8 / len(speed)
+        xt = np.arange(len(timed))
+        for index, (label, key, colour) in enumerate(speed):
+            values = [np.nan if row.get(key) is None else row[key] for row in timed]
+            positions = xt + (index - (len(speed) - 1) / 2) * width
+            bottom.bar(positions, values, width, label=label, color=colour)
+            for position, value in zip(positions, values):
+                if not np.isnan(value):
+                    bottom.text(position, value * 1.08, f"{value:,.1f}" if value < 10 else f"{value:,.0f}",
+                                ha="center", va="bottom", fontsize=6.5, rotation=90)
+        bottom.axhline(1, color="black", linewidth=1)
+        bottom.set_yscale("log")
+        highest = max(max(row.get(key) or 1 for row in timed) for _, key, _ in speed)
+        bottom.set_ylim(top=highest * 15)
+        bottom.set_xticks(xt, [f"{row['dataset']}\nP = {row['pe_count']}, {row['clock_mhz']:g} MHz"
+                               for row in timed])
+        bottom.set_ylabel("training speed-up (log; 1 = as fast)")
+        bottom.legend(fontsize=8, ncol=2, loc="upper center")
+        bottom.set_title("Forest mode: modelled HW time vs CPU fit times measured in this run")
     figure.tight_layout()
     save_plot(figure, path, dpi=110)

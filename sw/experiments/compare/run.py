@@ -1,5 +1,5 @@
-"""The cross-validation of the comparison: the four models' scores on every fold (in a
-process pool, beside the Verilator builds and the simulated samples), then scikit-learn's
+"""The cross-validation of the comparison: the five models' scores on every fold (in a
+process pool, beside the Verilator builds and the simulated samples), then the CPU forests'
 fit times measured with nothing else running, and each dataset's accuracy columns.
 """
 
@@ -8,27 +8,36 @@ import math
 import multiprocessing
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier
-
 from sw.data import datasets
 from sw.experiments import cv
 from sw.experiments.compare import builds
 from sw.experiments.compare.simulate import build, simulate_samples
+from sw.experiments.cpu_forests import cpu_forest
 from sw.experiments.thesis_tables import thesis_row
 from sw.methods.forest.estimator import HardwareForestClassifier
 
 
+#: The CPU forests fitted on every fold (all timed on one core and on all cores): forest
+#: mode's two trainers (:mod:`sw.experiments.cpu_forests`) and scikit-learn's thesis set-up.
+CPU_MODELS = ("sk_forest", "dal_forest", "sk_thesis")
+#: The CPU forests the forest mode is compared with.
+FOREST_BASELINES = ("sk", "dal")
+
+
 def _estimators(arguments, fold_seed):
-    """The four fitted-per-fold models: name -> estimator factory."""
+    """The five fitted-per-fold models: name -> estimator factory (the CPU forests' take
+    ``n_jobs``)."""
     return {
         "hw_forest": lambda: HardwareForestClassifier(arguments.trees, max_depth=arguments.depth,
                                                       random_state=fold_seed, n_jobs=1),
         "hw_thesis": lambda: HardwareForestClassifier(mode="thesis", random_state=fold_seed,
                                                       n_jobs=1),
-        "sk_forest": lambda jobs: RandomForestClassifier(arguments.trees, max_depth=arguments.depth,
-                                                         random_state=fold_seed, n_jobs=jobs),
-        "sk_thesis": lambda jobs: RandomForestClassifier(**builds.THESIS_SKLEARN,
-                                                         random_state=fold_seed, n_jobs=jobs),
+        "sk_forest": lambda jobs: cpu_forest("sk", arguments.trees, max_depth=arguments.depth,
+                                             random_state=fold_seed, n_jobs=jobs),
+        "dal_forest": lambda jobs: cpu_forest("dal", arguments.trees, max_depth=arguments.depth,
+                                              random_state=fold_seed, n_jobs=jobs),
+        "sk_thesis": lambda jobs: cpu_forest("sk", **builds.THESIS_SKLEARN,
+                                             random_state=fold_seed, n_jobs=jobs),
     }
 
 
@@ -40,10 +49,10 @@ def _splits(data, arguments):
 
 
 def score_fold(X_train, y_train, X_test, y_test, arguments, fold_seed, keep=False):
-    """Test accuracy of the four models on one fold: the accelerator's two modes from the
-    golden model and scikit-learn's two set-ups fitted on one core. Deterministic, so it
-    may run in a worker process beside other work; nothing here is a timing
-    (:func:`sklearn_times` measures scikit-learn alone). Returns the scores, the CPU seconds
+    """Test accuracy of the five models on one fold: the accelerator's two modes from the
+    golden model and the CPU forests (:data:`CPU_MODELS`) fitted on one core.
+    Deterministic, so it may run in a worker process beside other work; nothing here is a
+    timing (:func:`cpu_times` measures the CPU forests alone). Returns the scores, the CPU seconds
     of the two golden-model fits, and the fitted golden-model forests when ``keep``."""
     make = _estimators(arguments, fold_seed)
     scores, times, fitted = {}, {}, {}
@@ -51,17 +60,20 @@ def score_fold(X_train, y_train, X_test, y_test, arguments, fold_seed, keep=Fals
         _, cpu, fitted[name] = cv.timed(lambda: make[name]().fit(X_train, y_train))
         times[name] = cpu
         scores[name] = fitted[name].score(X_test, y_test)
-    for name in ("sk_forest", "sk_thesis"):
+    for name in CPU_MODELS:
         scores[name] = make[name](1).fit(X_train, y_train).score(X_test, y_test)
     return scores, times, fitted if keep else None
 
 
-def sklearn_times(X_train, y_train, arguments, fold_seed):
-    """scikit-learn's fit times on one fold (seconds). Run it with nothing else running:
-    one core is timed by CPU time (and wall time), all cores by wall time."""
+def cpu_times(X_train, y_train, arguments, fold_seed):
+    """The CPU forests' fit times on one fold (seconds). Run it with nothing else running:
+    one core is timed by CPU time (and wall time), all cores by wall time. Each forest is
+    fitted once untimed first: a library's first fit in a process loads and initialises
+    it (oneDAL's first fit on iris took twice its later ones), which is not training."""
     make = _estimators(arguments, fold_seed)
     times = {}
-    for name in ("sk_forest", "sk_thesis"):
+    for name in CPU_MODELS:
+        make[name](1).fit(X_train, y_train)
         times[f"{name}_1_wall"], times[f"{name}_1"], _ = cv.timed(
             lambda: make[name](1).fit(X_train, y_train))
         times[f"{name}_all"], _, _ = cv.timed(lambda: make[name](-1).fit(X_train, y_train))
@@ -93,7 +105,7 @@ def cross_validate(data, arguments, tick=lambda: None, scored=None):
     fit times and repeat 0's fold-0 fitted hardware models.
 
     ``scored``: the results of :func:`score_fold` for every split (e.g. computed in worker
-    processes); computed here when not given. scikit-learn's fit times are then measured
+    processes); computed here when not given. The CPU forests' fit times are then measured
     here on the folds of the first repeat (``tick()`` after each): timing every repeat
     would only add runs of the same fits.
     """
@@ -101,17 +113,32 @@ def cross_validate(data, arguments, tick=lambda: None, scored=None):
     if scored is None:
         scored = [score_fold(*task) for task in scoring_tasks(data, arguments)]
     scores = {key: np.array([fold[0][key] for fold in scored])
-              for key in ("hw_forest", "hw_thesis", "sk_forest", "sk_thesis")}
+              for key in ("hw_forest", "hw_thesis", *CPU_MODELS)}
     times = {key: [fold[1][key] for fold in scored] for key in ("hw_forest", "hw_thesis")}
     for repeat, fold, train, test in splits:
         if repeat == 0:
-            measured = sklearn_times(data.X[train], data.y[train], arguments,
+            measured = cpu_times(data.X[train], data.y[train], arguments,
                                      cv.fold_seed(arguments.seed, fold))
             for key, value in measured.items():
                 times.setdefault(key, []).append(value)
             tick()
     return (scores, {key: np.array(value) for key, value in times.items()},
             _first_fold(data, arguments, scored[0]))
+
+
+def _difference(ours, theirs, key, arguments):
+    """Columns ``key``, ``key_sd``, ``key_repeats``, ``key_repeat_sd``, ``key_se`` of the
+    per-fold accuracy difference ``ours - theirs`` in points."""
+    difference = 100 * (ours - theirs)
+    # Each repeat's k-fold mean difference: how much one k-fold run moves by its seed.
+    per_repeat = difference.reshape(arguments.repeats, arguments.folds).mean(axis=1)
+    repeat_sd = per_repeat.std(ddof=1) if len(per_repeat) > 1 else 0.0
+    # Standard error of the mean difference, from the spread of the repeats' means (none
+    # with one repeat: the folds of one split are not independent draws).
+    return {key: difference.mean(), f"{key}_sd": difference.std(),
+            f"{key}_repeats": " ".join(f"{value:+.2f}" for value in per_repeat),
+            f"{key}_repeat_sd": repeat_sd,
+            f"{key}_se": repeat_sd / math.sqrt(len(per_repeat)) if len(per_repeat) > 1 else None}
 
 
 def accuracy_row(name, arguments, tick=lambda: None, scored=None):
@@ -126,18 +153,9 @@ def accuracy_row(name, arguments, tick=lambda: None, scored=None):
     for key, values in scores.items():
         row[f"acc_{key}"] = 100 * values.mean()
         row[f"acc_{key}_sd"] = 100 * values.std()
-    difference = 100 * (scores["hw_forest"] - scores["sk_forest"])
-    row["acc_forest_minus_sk"] = difference.mean()
-    row["acc_forest_minus_sk_sd"] = difference.std()
-    # Each repeat's k-fold mean difference: how much one k-fold run moves by its seed.
-    per_repeat = difference.reshape(arguments.repeats, arguments.folds).mean(axis=1)
-    row["acc_forest_minus_sk_repeats"] = " ".join(f"{value:+.2f}" for value in per_repeat)
-    row["acc_forest_minus_sk_repeat_sd"] = per_repeat.std(ddof=1) if len(per_repeat) > 1 else 0.0
-    # Standard error of the mean difference, from the spread of the repeats' means (none
-    # with one repeat: the folds of one split are not independent draws).
-    row["acc_forest_minus_sk_se"] = (
-        row["acc_forest_minus_sk_repeat_sd"] / math.sqrt(len(per_repeat)) if len(per_repeat) > 1
-        else None)
+    for trainer in FOREST_BASELINES:
+        row.update(_difference(scores["hw_forest"], scores[f"{trainer}_forest"],
+                               f"acc_forest_minus_{trainer}", arguments))
     for key, values in times.items():
         row[f"fit_{key}_ms"] = 1000 * values.mean()
     thesis = thesis_row(name) or {}

@@ -58,7 +58,49 @@ def test_inbag_capacity_holds_bootstraps_and_saves_rows():
     assert max(distinct) <= capacity < rows
     assert bench_pe_fit.inbag_capacity(rows, rows, bound=1e-300) == rows
     assert bench_pe_fit.inbag_capacity(1701, 1701) % bench_pe_fit.LIST_GRANULE == 0
-    assert bench_pe_fit.trainer_memories(bench_pe_fit.pe_parameters(2126, 21, 3))[0] == 0
+
+
+def test_p_leaves_15_percent_of_every_resource_with_what_sits_beside_the_pes():
+    device = {"alms": 1000, "m20k": 200, "dsp": 100}
+    pe = {"alms": 50, "m20k": 10, "dsp": 4}
+    system = {"alms": 250, "m20k": 70, "dsp": 4}            # one PE + 200 ALMs, 60 M20K beside
+    beside = bench_pe_fit.shell(system, pe)
+    assert beside == {"alms": 200, "m20k": 60, "dsp": 0}
+    # 0.85 x 1000 - 200 = 650 ALMs: 13 PEs; 0.85 x 200 - 60 = 110 M20K: 11; 85 DSP: 21.
+    assert bench_pe_fit.pes_that_fit(pe, beside, device) == (11, "m20k", {"alms": 13, "m20k": 11, "dsp": 21})
+    assert bench_pe_fit.pes_that_fit(pe, {**beside, "m20k": 171}, device)[0] == 0
+    parameters = bench_pe_fit.pe_parameters(2126, 21, 3)
+    system_parameters = bench_pe_fit.system_parameters(parameters)
+    assert system_parameters["pe_count"] == 1 and system_parameters["max_trees"] == bench_pe_fit.FOREST_TREES
+    assert {key: system_parameters[key] for key in parameters} == parameters
+
+
+def test_the_clock_is_the_proxy_minimum_rounded_down_and_never_above_the_target(monkeypatch):
+    import hw.flows.fmax
+    record = {"clock_mhz": 43, "limited_by": "processing_element[ctg]", "stale": [], "missing": []}
+    monkeypatch.setattr(hw.flows.fmax, "proxy_clock", lambda *a, **k: record)
+    clock, text = compare.builds.proxy_clock()
+    assert clock == 43 and "limited by processing_element[ctg]" in text and "docs/fmax.json" in text
+    record.update(clock_mhz=117, missing=["forest_system"], stale=["gini_scanner"])
+    clock, text = compare.builds.proxy_clock()
+    assert clock == compare.TARGET_CLOCK_MHZ == 100
+    assert "not measured yet: forest_system" in text and "older gateware: gini_scanner" in text
+    arguments = compare.parse_arguments(["--datasets", "iris", "--clock-mhz", "250"])
+    assert arguments.clock_mhz == 250 and "what-if" in arguments.clock_source
+
+
+def test_speedups_name_each_cpu_forest_and_the_fastest():
+    row = {"hw_forest_ms": 2.0, "fit_sk_forest_1_ms": 300.0, "fit_sk_forest_all_ms": 160.0,
+           "fit_dal_forest_1_ms": 50.0, "fit_dal_forest_all_ms": 30.0}
+    columns = compare.hwtime.baseline_columns(row)
+    assert columns["speedup_vs_sklearn_1core"] == 150 and columns["speedup_vs_onedal_1core"] == 25
+    assert columns["speedup_vs_sklearn_allcores"] == 80 and columns["speedup_vs_onedal_allcores"] == 15
+    assert columns["fastest_cpu_trainer"].startswith("oneDAL")
+    assert columns["speedup_vs_fastest_cpu_1core"] == columns["cpu_cores_replaced"] == 25
+    assert columns["speedup_vs_fastest_cpu_allcores"] == 15
+    row["fit_dal_forest_1_ms"] = 400.0
+    columns = compare.hwtime.baseline_columns(row)
+    assert columns["fastest_cpu_trainer"] == "scikit-learn" and columns["cpu_cores_replaced"] == 150
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -181,7 +223,7 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
     # The fake simulator lives in this process: --jobs 1 (the one-process path, which
     # builds here, faked too; the end-to-end test below takes the worker processes).
     status = compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
-                           "--sim-trees", "2", "--jobs", "1",
+                           "--sim-trees", "2", "--jobs", "1", "--clock-mhz", "100",
                            "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"])
     captured = capsys.readouterr()
     assert status == 1
@@ -215,7 +257,7 @@ def test_samples_of_two_builds_are_simulated_side_by_side_and_land_in_their_rows
     monkeypatch.setattr(backend, "train_batch", fake_train_batch)
     monkeypatch.setattr(backend, "build", lambda design: None)
     monkeypatch.setattr(compare.builds, "PE_LANES", {**compare.PE_LANES, "iris": 4, "wine": 8})
-    assert compare.main(["--datasets", "iris", "wine", "--folds", "2", "--repeats", "1",
+    assert compare.main(["--datasets", "iris", "wine", "--folds", "2", "--repeats", "1", "--clock-mhz", "100",
                          "--trees", "3", "--sim-trees", "2", "--sim-thesis-trees", "2", "--jobs", "1",
                          "--pe-count", "4", "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
     rows = {row["dataset"]: row for row in csv.DictReader(open(tmp_path / "compare.csv"))}
@@ -239,7 +281,7 @@ def test_a_forest_the_estimated_pes_lists_cannot_hold_fails_the_run(monkeypatch,
     monkeypatch.setattr(backend, "build", lambda design: None)
     real = bench_pe_fit.pe_parameters
     monkeypatch.setattr(bench_pe_fit, "pe_parameters", lambda *a, **k: {**real(*a, **k), "max_inbag_rows": 40})
-    argv = ["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
+    argv = ["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3", "--clock-mhz", "100",
             "--sim-trees", "2", "--jobs", "1",
             "--sim-thesis-trees", "2", "--out", str(tmp_path), "--quiet", "--no-plot"]
     with pytest.raises(RuntimeError, match=r"iris: a tree's bootstrap holds \d+ distinct rows, more "
@@ -256,6 +298,7 @@ def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
     directly), and the per-repeat differences are those runs' mean differences."""
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import StratifiedKFold
+    from sklearnex.ensemble import RandomForestClassifier as OneDALForest
 
     from sw.data.datasets import load
     from sw.methods.forest.estimator import HardwareForestClassifier
@@ -265,7 +308,7 @@ def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
          "--seed", "7",
          "--no-sim"]))
     assert row["repeats"] == 2 and row["seed"] == 7
-    per_repeat, hardware, software = [], [], []
+    per_repeat, hardware, software, onedal = [], [], [], []
     for seed in (7, 8):
         folds = StratifiedKFold(3, shuffle=True, random_state=seed).split(data.X, data.y)
         differences = []
@@ -275,6 +318,8 @@ def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
             sk = RandomForestClassifier(4, **fit).fit(data.X[train], data.y[train])
             hardware.append(hw.score(data.X[test], data.y[test]))
             software.append(sk.score(data.X[test], data.y[test]))
+            dal = OneDALForest(4, n_jobs=1, **fit).fit(data.X[train], data.y[train])
+            onedal.append(dal.score(data.X[test], data.y[test]))
             differences.append(100 * (hardware[-1] - software[-1]))
             if seed == 7 and fold == 0:
                 assert np.array_equal(first["train"], train)
@@ -286,7 +331,9 @@ def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
         pytest.approx(per_repeat, abs=0.005)
     assert row["acc_forest_minus_sk_repeat_sd"] == pytest.approx(np.std(per_repeat, ddof=1))
     assert row["acc_forest_minus_sk_se"] == pytest.approx(np.std(per_repeat, ddof=1) / np.sqrt(2))
-    assert row["fit_hw_forest_ms"] > 0
+    assert row["acc_dal_forest"] == pytest.approx(100 * np.mean(onedal))
+    assert row["acc_forest_minus_dal"] == pytest.approx(100 * np.mean(np.subtract(hardware, onedal)))
+    assert row["fit_hw_forest_ms"] > 0 and row["fit_dal_forest_1_ms"] > 0 and row["fit_dal_forest_all_ms"] > 0
 
 
 def test_worker_processes_give_the_same_results_as_one_process(tmp_path):
@@ -338,7 +385,17 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     assert int(row["pe_count"]) == compare.PE_FIT["iris"]
     for mode in ("forest", "thesis"):
         assert int(row[f"sim_{mode}_sort_cycles"]) > 0 and float(row[f"sim_{mode}_cycles_per_tree"]) > 50
-        assert float(row[f"hw_{mode}_ms"]) > 0 and float(row[f"speedup_{mode}_1"]) > 0
+        assert float(row[f"hw_{mode}_ms"]) > 0
+    assert float(row["speedup_thesis_1"]) > 0
+    # The clock is the proxy's (docs/fmax.json), and the speed-ups are against each CPU
+    # forest's times measured in the run.
+    assert float(row["clock_mhz"]) == compare.proxy_clock()[0]
+    hw_ms = float(row["hw_forest_ms"])
+    one_core = {"scikit-learn": float(row["fit_sk_forest_1_ms"]), "oneDAL": float(row["fit_dal_forest_1_ms"])}
+    assert float(row["speedup_vs_sklearn_1core"]) == pytest.approx(one_core["scikit-learn"] / hw_ms, rel=1e-5)
+    assert float(row["cpu_cores_replaced"]) == pytest.approx(min(one_core.values()) / hw_ms, rel=1e-5)
+    assert row["fastest_cpu_trainer"].startswith(min(one_core, key=one_core.get))
+    assert "oneDAL %" in text and "HW - oneDAL pp (s.e.)" in text and "CPU cores replaced" in text
     assert "%|" in captured.err                         # the progress bar
     assert "cocotb" not in captured.out + captured.err  # the simulator's chatter went to the log
     assert "run_jobs passed" in (tmp_path / "compare_sim.log").read_text()
