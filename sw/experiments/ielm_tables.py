@@ -231,7 +231,7 @@ def write_report(table, scaling, curves, settings, out):
              str(row["trials"]), _fmt(row["seed_rmse"]), _fmt(row["our_rmse"]),
              _fmt(row["seed_std"], 5), _fmt(row["our_std"], 5), f"{row['fit_seconds']:.2f}"]
             for row in table]
-    lines = [f"# Incremental ELMs: seed 002 Tables 4.2/4.3 (offline rows) and scaling", "",
+    lines = ["# Incremental ELMs: seed 002 Tables 4.2/4.3 (offline rows) and scaling", "",
              f"Settings: {settings}", "",
              markdown(["dataset", "method", "trials", "seed RMSE", "our RMSE", "seed std",
                        "our std", "fit s"], body), "",

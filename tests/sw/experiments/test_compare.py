@@ -233,10 +233,12 @@ def test_a_tree_that_differs_from_the_model_fails_the_run(monkeypatch, tmp_path,
     assert row["rtl_equals_model"] == "False" and row["sim_forest_equal"] == "False"
     assert row["sim_thesis_equal"] == "True"
     # 3 trees of 100 cycles, each waiting at most one list of 75 rows for the rotor, over
-    # P = 56 PEs; 75 rows loaded in one beat each (4 features on iris's 4 lanes), 1,000
-    # presort cycles:
+    # the P of docs/pe_fit.json; 75 rows loaded in one beat each (4 features on iris's 4
+    # lanes), 1,000 presort cycles:
     assert compare.PE_LANES["iris"] == 4
-    assert float(row["hw_forest_ms"]) == pytest.approx((75 + 1000 + 3 * (100 + 75) / 56) / 1e5, rel=1e-5)
+    pe_count = compare.PE_FIT["iris"]
+    assert int(row["pe_count"]) == pe_count > 1
+    assert float(row["hw_forest_ms"]) == pytest.approx((75 + 1000 + 3 * (100 + 75) / pe_count) / 1e5, rel=1e-5)
 
 
 def test_samples_of_two_builds_are_simulated_side_by_side_and_land_in_their_rows(monkeypatch, tmp_path):
