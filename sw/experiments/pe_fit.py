@@ -31,13 +31,13 @@ gateware sources), which the comparison reads (it does not run Yosys).
 """
 
 import argparse
-import hashlib
 import json
 import math
 import sys
 import time
 from pathlib import Path
 
+from hw.flows.fmax_record import design_digest
 from hw.flows.resources import ARRIA10_10AX115, estimate
 from sim.backend import BUILD_ROOT, PROJECT_ROOT
 
@@ -139,17 +139,6 @@ def pes_that_fit(pe, beside, device=ARRIA10_10AX115, budget=BUDGET):
     counts = {key: max(0, math.floor(room[key] / pe[key])) for key in RESOURCES if pe[key]}
     limiting = min(counts, key=counts.get)
     return counts[limiting], limiting, counts
-
-
-def design_digest():
-    """Digest of the gateware sources (``hw`` without its flows): an estimate made of other
-    sources is stale."""
-    digest = hashlib.sha1()
-    for path in sorted((PROJECT_ROOT / "hw").rglob("*.py")):
-        if "flows" not in path.relative_to(PROJECT_ROOT / "hw").parts:
-            digest.update(path.relative_to(PROJECT_ROOT).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def load_fits(path=None):

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 __all__ = ["Integer", "Real", "Options", "Boolean", "Instance", "validate_parameters",
-           "check_integer"]
+           "check_integer", "classification_data"]
 
 
 def _is_integer(value):
@@ -132,3 +132,21 @@ def validate_parameters(estimator, constraints=None):
                              ([repr(option) for option in constraint.values]
                               if isinstance(constraint, Options) else [str(constraint)])])
             raise ValueError(f"{type(estimator).__name__}: {name}={value!r} must be {forms}")
+
+
+def classification_data(estimator, X, y, learner="a classifier"):
+    """The checks every classifier's ``fit`` starts with: ``X`` finite float64 of the
+    shape scikit-learn expects (``validate_data``, which also records the features), ``y``
+    class labels of at least two classes. Sets ``estimator.classes_`` and returns ``(X,
+    labels)``, ``labels`` the index of each row's class; ``learner`` names what needs two
+    classes in the error."""
+    # Imported here: the parameter tables above need none of scikit-learn's validation.
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import validate_data
+    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite=True)
+    check_classification_targets(y)
+    estimator.classes_, labels = np.unique(y, return_inverse=True)
+    if len(estimator.classes_) < 2:
+        raise ValueError(f"y has 1 class ({estimator.classes_.tolist()[0]!r}); {learner} "
+                         f"needs at least 2 classes")
+    return X, labels

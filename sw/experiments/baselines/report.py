@@ -20,40 +20,34 @@ def _grid(rows):
     return names, keys, {(row["dataset"], row["method"]): row for row in rows}
 
 
+def _table(rows, cell):
+    """Methods x datasets, each cell ``cell(row)`` of that method's row on that dataset."""
+    names, keys, cells = _grid(rows)
+    return (["method", *names],
+            [[METHODS[key][0], *(cell(cells[(name, key)]) for name in names)] for key in keys])
+
+
+def _accuracy_cell(row):
+    text = f"{row['accuracy']:.1f} ± {row['accuracy_sd']:.1f}"
+    return text if row["method"] == "hw_forest" else f"{text}; {_cell(row)}"
+
+
+def _time_cell(row):
+    if row["hw_modelled_ms"] is not None:
+        return f"{row['hw_modelled_ms']:.2f} modelled HW (golden model on the CPU {row['fit_ms']:,.0f})"
+    return f"{row['fit_ms']:,.1f}"
+
+
 def accuracy_table(rows):
     """Methods x datasets: accuracy mean ± sd, and the difference to the hardware forest in
     points with its standard error."""
-    names, keys, cells = _grid(rows)
-    header = ["method", *names]
-    body = []
-    for key in keys:
-        line = [METHODS[key][0]]
-        for name in names:
-            row = cells[(name, key)]
-            text = f"{row['accuracy']:.1f} ± {row['accuracy_sd']:.1f}"
-            if key != "hw_forest":
-                text += f"; {_cell(row)}"
-            line.append(text)
-        body.append(line)
-    return header, body
+    return _table(rows, _accuracy_cell)
 
 
 def time_table(rows):
     """Methods x datasets: mean single-core fit time (ms); the hardware forest's modelled
     training time beside its golden model's CPU time where the main comparison has run."""
-    names, keys, cells = _grid(rows)
-    header = ["method", *names]
-    body = []
-    for key in keys:
-        line = [METHODS[key][0]]
-        for name in names:
-            row = cells[(name, key)]
-            text = f"{row['fit_ms']:,.1f}"
-            if row["hw_modelled_ms"] is not None:
-                text = f"{row['hw_modelled_ms']:.2f} modelled HW (golden model on the CPU {row['fit_ms']:,.0f})"
-            line.append(text)
-        body.append(line)
-    return header, body
+    return _table(rows, _time_cell)
 
 
 def render(rows, arguments, seconds):

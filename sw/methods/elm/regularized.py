@@ -14,14 +14,14 @@ outputs (the seed's regression criterion applied per output).
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sw.methods.elm.hidden import MinMaxInputs, RandomHiddenLayer
 from sw.methods.elm.selection import (ALGORITHMS, C_GRID, DEFAULT_FOLDS,
                                       DEFAULT_L_MAX_FACTOR, DEFAULT_L_STEPS, l_grid,
                                       make_folds, output_weights, select)
-from sw.methods.params import Instance, Integer, Options, Real, validate_parameters
+from sw.methods.params import (Instance, Integer, Options, Real,
+                              classification_data, validate_parameters)
 
 __all__ = ["RegularizedELMClassifier", "RegularizedELMRegressor", "AUTO"]
 
@@ -165,12 +165,7 @@ class RegularizedELMClassifier(ClassifierMixin, _RegularizedELM):
     def fit(self, X, y):
         """Fit on X (N x d) and class labels y (N); returns self."""
         validate_parameters(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has 1 class ({self.classes_[0]!r}); a classifier needs at "
-                             f"least 2 classes")
+        X, labels = classification_data(self, X, y)
         return self._fit_targets(X, np.eye(len(self.classes_))[labels])
 
     def decision_function(self, X):

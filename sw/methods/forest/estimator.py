@@ -14,12 +14,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sw.methods.forest import model
 from sw.methods.forest.quantize import MAX_CODE_BITS, QUANTIZER_KINDS, make_quantizer
-from sw.methods.params import Boolean, Instance, Integer, Options, Real, validate_parameters
+from sw.methods.params import (Boolean, Instance, Integer, Options, Real,
+                              classification_data, validate_parameters)
 
 __all__ = ["HardwareForestClassifier", "MODE_DEFAULTS", "MODES", "BACKENDS"]
 
@@ -193,12 +193,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Quantise ``X``, train the forest; returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has 1 class ({self.classes_[0]!r}); a classifier needs at "
-                             f"least 2 classes")
+        X, labels = classification_data(self, X, y)
         self.n_classes_ = len(self.classes_)
         params, self.training_parameters_ = self._resolve(X.shape[0], X.shape[1],
                                                           self.n_classes_)

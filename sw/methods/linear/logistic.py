@@ -22,10 +22,10 @@ coding (one-hot, as "K perceptrons" with outputs in [0, 1] imply).
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sw.methods.params import Boolean, Integer, Options, Real, validate_parameters
+from sw.methods.params import (Boolean, Integer, Options, Real,
+                              classification_data, validate_parameters)
 
 __all__ = ["GradientLogisticClassifier", "cross_entropy", "cross_entropy_gradient",
            "GRADIENTS"]
@@ -113,12 +113,7 @@ class GradientLogisticClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Train the K units by the seed's loop; returns self."""
         validate_parameters(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has 1 class ({self.classes_.tolist()[0]!r}); a classifier "
-                             f"needs at least 2 classes")
+        X, labels = classification_data(self, X, y)
         inputs = self._inputs(X)
         targets = np.zeros((X.shape[0], len(self.classes_)))
         targets[np.arange(X.shape[0]), labels] = 1.0

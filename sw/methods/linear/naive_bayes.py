@@ -16,10 +16,9 @@ variance of a feature over all training rows) to every variance instead of a con
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sw.methods.params import Real, validate_parameters
+from sw.methods.params import Real, classification_data, validate_parameters
 
 __all__ = ["GaussianNaiveBayesClassifier", "matching_var_smoothing", "SEED_VAR_OFFSET"]
 
@@ -73,12 +72,7 @@ class GaussianNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Class means, variances (+ ``var_offset``) and priors; returns self."""
         validate_parameters(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has 1 class ({self.classes_.tolist()[0]!r}); a classifier "
-                             f"needs at least 2 classes")
+        X, labels = classification_data(self, X, y)
         n_classes = len(self.classes_)
         self.class_count_ = np.bincount(labels, minlength=n_classes).astype(np.float64)
         self.class_prior_ = self.class_count_ / X.shape[0]

@@ -34,10 +34,10 @@ import dataclasses
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sw.methods.params import Boolean, Integer, Options, validate_parameters
+from sw.methods.params import (Boolean, Integer, Options,
+                              classification_data, validate_parameters)
 
 __all__ = ["EntropyTreeClassifier", "EntropyTree", "entropy", "information_gain",
            "line_search", "SEARCHES", "GAIN_TOLERANCE"]
@@ -300,12 +300,7 @@ class EntropyTreeClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Grow the tree on ``X`` (n_samples, n_features) and labels ``y``; returns self."""
         validate_parameters(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"y has 1 class ({self.classes_[0]!r}); a classifier needs at "
-                             f"least 2 classes")
+        X, labels = classification_data(self, X, y)
         self.n_classes_ = len(self.classes_)
         self.tree_, self.n_gain_evaluations_ = grow_tree(
             X, labels, self.n_classes_, min_leaf=self.min_leaf, search=self.search,

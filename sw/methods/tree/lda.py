@@ -25,10 +25,9 @@ choice up to the order of equal values. The projection is not centred (step 7).
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sw.methods.params import Integer, Options, Real, validate_parameters
+from sw.methods.params import Integer, Options, Real, classification_data, validate_parameters
 
 __all__ = ["LDAFeatures", "scatter_matrices"]
 
@@ -81,13 +80,8 @@ class LDAFeatures(TransformerMixin, BaseEstimator):
     def fit(self, X, y):
         """Compute the directions from ``X`` and labels ``y``; returns self."""
         validate_parameters(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        self.classes_, labels = np.unique(y, return_inverse=True)
+        X, labels = classification_data(self, X, y, learner="LDA")
         n_classes, n_features = len(self.classes_), X.shape[1]
-        if n_classes < 2:
-            raise ValueError(f"y has 1 class ({self.classes_[0]!r}); LDA needs at least 2 "
-                             f"classes")
         limit = min(n_classes - 1, n_features)
         if self.n_components is not None and self.n_components > limit:
             raise ValueError(f"n_components={self.n_components} is more than min(n_classes "

@@ -213,11 +213,6 @@ def test_record_update_keeps_the_others_and_merges_seeds(tmp_path):
     assert load_record(path)["entries"]["b"]["seeds"] == {"1": 60.0}
 
 
-def test_design_digest_is_pe_fits_rule():
-    pe_fit = pytest.importorskip("sw.experiments.pe_fit")
-    assert design_digest() == pe_fit.design_digest()
-
-
 def test_design_digest_ignores_the_flows(tmp_path):
     (tmp_path / "hw" / "flows").mkdir(parents=True)
     (tmp_path / "hw" / "gini.py").write_text("a = 1\n")
