@@ -73,24 +73,32 @@ def testbench_parameters():
     return json.loads(os.environ.get(_PARAMETERS_VARIABLE, "{}"))
 
 
-def build(design, parameters=None, *, waves=False):
+#: Verilator flags per signal visibility: ``"all"`` (every signal readable and writable
+#: through VPI, what cocotb's runner sets; block testbenches and coverage read internal
+#: signals such as FSM states) and ``"ports"`` (only the top module's signals: Verilator
+#: then re-evaluates far less logic on every ``eval``; the host sessions of
+#: ``sim.backend`` need nothing more, docs/simulation.md).
+VISIBILITY = {"all": [], "ports": ["--no-public-flat-rw", "--public-depth", "1"]}
+
+
+def build(design, parameters=None, *, waves=False, visibility="all"):
     """Elaborate ``design`` with ``parameters`` and build its Verilator model, unless the
     model of exactly this Verilog is already built. Returns (build folder, top module).
 
     :func:`simulate` builds too; calling this first (e.g. in another process, while other
     work goes on) leaves that build nothing to do.
     """
-    return _build(design, parameters, waves)[:2]
+    return _build(design, parameters, waves, visibility)[:2]
 
 
-def _build(design, parameters, waves):
+def _build(design, parameters, waves, visibility="all"):
     """:func:`build`, also returning the cocotb runner (its ``test`` needs the runner
     that ran ``build``)."""
     from cocotb_tools.runner import get_runner
 
     verilator_environment()
     verilog_path, toplevel = write_verilog(design, BUILD_ROOT / "verilog", parameters)
-    build_dir = BUILD_ROOT / "sim" / toplevel
+    build_dir = BUILD_ROOT / "sim" / (toplevel if visibility == "all" else f"{toplevel}_{visibility}")
     # A model built from other Verilog is rebuilt from scratch: an incremental rebuild
     # trips over the old precompiled headers ("PCH files were found, but they were invalid").
     import hashlib
@@ -107,7 +115,7 @@ def _build(design, parameters, waves):
     try:
         runner.build(
             sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,
-            build_args=["-Wno-fatal", "-O2"], waves=waves, always=False,
+            build_args=["-Wno-fatal", "-O2", *VISIBILITY[visibility]], waves=waves, always=False,
             log_file=build_dir / "build.log",      # the compiler's chatter; errors still raise
         )
         stamp.write_text(digest)
@@ -120,7 +128,7 @@ def _build(design, parameters, waves):
 
 
 def simulate(design, test_module, *, parameters=None, testbench=None, testcase=None,
-             seed=None, waves=False):
+             seed=None, waves=False, visibility="all"):
     """Elaborate ``design``, build it with Verilator (once per parameter set) and run
     the cocotb tests of ``test_module`` against it.
 
@@ -139,6 +147,8 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
         Run only this cocotb test.
     seed : int, optional
         cocotb's random seed (for reproducing a run).
+    visibility : str, optional
+        ``"all"`` (default) or ``"ports"``: which signals VPI can reach (:data:`VISIBILITY`).
 
     Returns
     -------
@@ -152,7 +162,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
     """
     from cocotb_tools.check_results import get_results
 
-    build_dir, toplevel, runner = _build(design, parameters, waves)
+    build_dir, toplevel, runner = _build(design, parameters, waves, visibility)
     settings = {"design": {**DESIGNS[design][1], **(parameters or {})}, **(testbench or {})}
     results_name = f"results_{test_module.replace('.', '_')}_{os.getpid()}.xml"
     results_xml = build_dir / results_name

@@ -13,11 +13,13 @@ import cocotb
 import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
 
 from hw.trainer import dataset_layout, forest_node_layout
 from hw.inference import InferenceGeometry
 from hw.system import IDENTIFIER, REGISTERS
-from sim.support.streams import StreamSink, StreamSource
+from sim.support.streams import StreamSink, StreamSource, clock_cycles
+from sim.support.testbench import CLOCK_IMPL
 from sim.support.trees import PECapacity, bits, dataset_beats, tree_from_nodes, tree_inputs
 
 __all__ = ["HostDriver", "SystemError_", "start_host"]
@@ -34,8 +36,8 @@ class SystemError_(RuntimeError):
 async def start_host(dut, design, clock_period_ns=10):
     """Start the clock and a stall-free :class:`HostDriver`, reset the design and check it
     is the build ``design`` describes. Returns ``(host, capacity)``."""
-    Clock(dut.clk, clock_period_ns, unit="ns").start()
-    host = HostDriver(dut, design, random.Random(0))
+    Clock(dut.clk, clock_period_ns, unit="ns", impl=CLOCK_IMPL).start()
+    host = HostDriver(dut, design, random.Random(0), period_ns=clock_period_ns)
     for driver in host.drivers:
         cocotb.start_soon(driver.run())
     dut.rst.value = 1
@@ -47,9 +49,10 @@ async def start_host(dut, design, clock_period_ns=10):
 class HostDriver:
     """Drives a simulated ``ForestSystem`` (``dut``) built with the parameters ``design``."""
 
-    def __init__(self, dut, design, rng, idle_probability=0.0, stall_probability=0.0):
+    def __init__(self, dut, design, rng, idle_probability=0.0, stall_probability=0.0, period_ns=10):
         self.dut = dut
         self.design = design
+        self.period_ns = period_ns
         self.capacity = capacity = PECapacity(design)
         self.max_trees = design["max_trees"]
         self.geometry = InferenceGeometry(
@@ -58,15 +61,16 @@ class HostDriver:
             classes=capacity.classes, count_bits=capacity.count_bits, max_depth=capacity.max_depth,
             traversal_stages=min(design.get("traversal_stages", 1), capacity.max_depth + 1))
         clock = dut.clk
+        source = {"clock": clock, "rng": rng, "idle_probability": idle_probability, "period_ns": period_ns}
+        sink = {"clock": clock, "rng": rng, "stall_probability": stall_probability, "period_ns": period_ns,
+                "reset": dut.rst}
         self.dataset = StreamSource(dut, "dataset", dataset_layout(capacity.code_bits, capacity.label_bits,
-                                                                   capacity.feature_lanes),
-                                    clock, rng, idle_probability)
+                                                                   capacity.feature_lanes), **source)
         self.trees = StreamSink(dut, "trees", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout),
-                                clock, rng, stall_probability)
-        self.trees_in = StreamSource(dut, "trees_in", self.geometry.node_layout, clock, rng, idle_probability)
-        self.rows = StreamSource(dut, "rows", self.geometry.row_layout, clock, rng, idle_probability)
-        self.predictions = StreamSink(dut, "predictions", self.geometry.prediction_layout, clock, rng,
-                                      stall_probability)
+                                **sink)
+        self.trees_in = StreamSource(dut, "trees_in", self.geometry.node_layout, **source)
+        self.rows = StreamSource(dut, "rows", self.geometry.row_layout, **source)
+        self.predictions = StreamSink(dut, "predictions", self.geometry.prediction_layout, **sink)
         self.drivers = [self.dataset, self.trees, self.trees_in, self.rows, self.predictions]
         dut.csr__write.value = 0
         dut.csr__read.value = 0
@@ -113,8 +117,7 @@ class HostDriver:
         await self.write("N_FEATURES", n_features)
         for beat in dataset_beats(codes, labels, self.capacity.feature_lanes):
             self.dataset.send(beat)
-        while not self.dataset.idle:
-            await RisingEdge(self.dut.clk)
+        await self.dataset.wait_idle()
         await ClockCycles(self.dut.clk, 2)
         if (await self.status())["dataset_error"]:
             raise SystemError_(f"the accelerator refused the dataset ({n_rows} rows x {n_features} features)")
@@ -139,7 +142,7 @@ class HostDriver:
         await self.write("CONTROL", 1)
         waited = 0
         while True:
-            await ClockCycles(self.dut.clk, poll)
+            await self.cycles(poll)
             waited += poll
             status = await self.status()
             if progress is not None:
@@ -185,8 +188,7 @@ class HostDriver:
                                     "majority_class": int(tree.majority_class[node]),
                                     "class_counts": counts})
         del mask_counts
-        while not self.trees_in.idle:
-            await RisingEdge(self.dut.clk)
+        await self.trees_in.wait_idle()
         await self.write("N_TREES", len(trees))
         await ClockCycles(self.dut.clk, 2)
         if (await self.status())["bad_node"]:
@@ -206,7 +208,7 @@ class HostDriver:
                                 "label": int(labels[row]) if (last and labels is not None) else 0,
                                 "has_label": int(last and labels is not None), "last": int(last)})
         while len(self.predictions.received) < n_rows:
-            await ClockCycles(self.dut.clk, 16)
+            await self.cycles(16)
         cycles = self.cycle_count() - start
         g = self.geometry
         predicted = np.array([p["predicted_class"] for p in self.predictions.received], dtype=np.int64)
@@ -220,6 +222,9 @@ class HostDriver:
                                f"{ {k: v for k, v in status.items() if v and k != 'inference_idle'} }")
         return predicted, votes, sums, cycles
 
+    async def cycles(self, count):
+        """Wait ``count`` cycles (two wake-ups when called right after a rising edge)."""
+        await clock_cycles(self.dut.clk, count, self.period_ns)
+
     def cycle_count(self):
-        from cocotb.utils import get_sim_time
-        return int(get_sim_time("ns")) // 10
+        return int(get_sim_time("ns")) // self.period_ns

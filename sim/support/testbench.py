@@ -2,6 +2,9 @@
 
 Settings from the runner, a random generator seeded by cocotb's seed (so a failing run
 is reproduced with ``--seed``), stream drivers with random stalls, the clock and the reset.
+Every sink checks the stream rules on the design's output stream it consumes
+(:mod:`sim.support.monitors`): a violation fails the test, naming the stream, the cycle
+and the rule.
 """
 
 import json
@@ -14,9 +17,11 @@ from cocotb.triggers import ClockCycles
 from sim.runner import testbench_parameters
 from sim.support.streams import StreamSink, StreamSource
 
-__all__ = ["StreamTestbench"]
+__all__ = ["StreamTestbench", "CLOCK_PERIOD_NS", "CLOCK_IMPL"]
 
 CLOCK_PERIOD_NS = 10
+#: The clock toggled by the simulator's C++ side (no Python wake-up per edge).
+CLOCK_IMPL = "gpi"
 
 
 class StreamTestbench:
@@ -36,20 +41,22 @@ class StreamTestbench:
     def source(self, name, layout):
         """A driver for the stream input ``name`` with random idle cycles."""
         driver = StreamSource(self.dut, name, layout, self.dut.clk, self.rng,
-                              idle_probability=self.settings.get("idle_probability", 0.3))
+                              idle_probability=self.settings.get("idle_probability", 0.3),
+                              period_ns=CLOCK_PERIOD_NS)
         self.sources.append(driver)
         return driver
 
     def sink(self, name, layout):
         """A consumer of the stream output ``name`` with random stalls."""
         driver = StreamSink(self.dut, name, layout, self.dut.clk, self.rng,
-                            stall_probability=self.settings.get("stall_probability", 0.3))
+                            stall_probability=self.settings.get("stall_probability", 0.3),
+                            period_ns=CLOCK_PERIOD_NS, reset=self.dut.rst)
         self.sinks.append(driver)
         return driver
 
     async def begin(self):
         """Start the clock and the drivers, then reset the design."""
-        Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
+        Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns", impl=CLOCK_IMPL).start()
         for driver in self.sources + self.sinks:
             cocotb.start_soon(driver.run())
         await self.reset()
