@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim resources fmax quartus bench accuracy metric elm mnist baselines test clean distclean
+.PHONY: help all compare setup verilog sim formal coverage regress resources fmax quartus bench accuracy metric elm mnist baselines test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,24 @@ verilog: $(STAMP) ## Verilog of every catalogued design into build/verilog/
 
 sim: $(STAMP) ## every cocotb testbench under Verilator
 	$(VPY) -m sim.runner
+
+# Formal proofs (SymbiYosys, smtbmc with Z3): the stream rules of every output stream and
+# the blocks' invariants at small parameters (docs/formal.md; ~7 min). FORMAL_ARGS passes
+# options, e.g. FORMAL_ARGS="radix_sorter --depth 12" or "--quick".
+formal: $(STAMP) ## formal proofs of the stream rules and invariants: results/formal.md
+	$(VPY) -m hw.flows.formal --out $(BUILD)/formal --report results/formal.md $(FORMAL_ARGS)
+
+# Functional coverage of the testbenches (docs/coverage.md): every bin hit or explained, or
+# the run fails.
+coverage: $(STAMP) ## functional coverage of the testbenches, every bin hit or explained: results/coverage.md
+	$(VPY) -m sim.coverage --out results
+
+# Random regression of the forest trainer against the golden model on Dask (docs/regress.md):
+# CASES cases from SEED, on a LocalCluster (one worker per core) or the Dask scheduler at
+# SCHEDULER (or DASK_SCHEDULER_ADDRESS). A failing case reruns alone from its seed.
+CASES ?= 100
+regress: $(STAMP) ## random regression on Dask (CASES=N SEED=S SCHEDULER=ADDRESS): results/regress/
+	$(VPY) -m sim.regress --cases $(CASES) $(if $(SEED),--seed $(SEED)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) --out results/regress $(REGRESS_ARGS)
 
 # Per-module resource estimates from a full Yosys (Cyclone V cells as an Arria 10 proxy).
 resources: $(STAMP) ## Yosys resource estimates for the Arria 10: results/resources.md

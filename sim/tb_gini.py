@@ -8,6 +8,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from hw.gini import entry_layout, segment_layout, split_layout
+from sim.coverage import bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sw.methods.forest.model import best_split_of_segment
 
@@ -24,6 +25,7 @@ class GiniTestbench(StreamTestbench):
         self.splits = self.sink("splits", split_layout(self.classes, self.code_bits,
                                                        self.count_bits, self.row_bits))
         dut.min_samples_leaf.value = 1
+        self.coverage = coverage_for(self)
 
     def send(self, codes, labels, weights):
         totals = np.bincount(labels, weights=weights, minlength=self.classes).astype(int)
@@ -47,6 +49,8 @@ class GiniTestbench(StreamTestbench):
             raise AssertionError(f"{label}: no split reported")
         got = self.splits.received[0]
         expected = best_split_of_segment(codes, labels, weights, self.classes, min_samples_leaf)
+        self.coverage.record(bins.gini_segment, codes, labels, weights, min_samples_leaf, self.classes,
+                             self.row_bits)
         assert got["found"] == int(expected.valid), f"{label}: found {got['found']}, model {expected.valid}"
         if expected.valid:
             left_counts = [(got["left_counts"] >> (c * self.count_bits)) & ((1 << self.count_bits) - 1)

@@ -11,6 +11,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.inbag import inbag_word_layout, presorted_layout
+from sim.coverage import bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sw.methods.forest.model import bootstrap_weights, inbag_lists, presorted_order
 from sw.methods.forest.rng import TreeRandom
@@ -39,6 +40,7 @@ class InBagTestbench(StreamTestbench):
         self.inbag = self.sink("inbag", inbag_word_layout(self.code_bits, row_bits, weight_bits, self.lanes))
         for name in ("start", "seed", "tree_index", "n_rows", "n_samples", "bootstrap", "lane_mask"):
             getattr(dut, name).value = 0
+        self.coverage = coverage_for(self)
 
     async def start(self, seed, tree_index, n_rows, n_samples, bootstrap):
         dut = self.dut
@@ -94,6 +96,7 @@ class InBagTestbench(StreamTestbench):
         # The first tree after a reset (and every 255th) clears all max_rows tags first.
         await self.wait_until_ready(budget=self.max_rows + 4 * n_samples + 100)
         weights = reference_weights(seed, tree_index, n_rows, n_samples, bootstrap)
+        self.coverage.record(bins.inbag_tree, n_rows, n_samples, bootstrap, self.max_rows, self.max_samples)
         await ReadOnly()
         assert int(self.dut.inbag_rows.value) == int(np.count_nonzero(weights)), f"{label}: in-bag count"
         await RisingEdge(self.dut.clk)

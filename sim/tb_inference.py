@@ -21,6 +21,7 @@ from amaranth.hdl import Shape
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.inference import InferenceGeometry
+from sim.coverage import coverage_for
 from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
 from sw.methods.forest.model import Tree, TrainingParameters, forest_class_counts, forest_votes, predict_tree, train_forest
 from sw.methods.forest.quantize import make_quantizer
@@ -109,6 +110,7 @@ class InferenceTestbench(StreamTestbench):
         dut.n_trees.value = 1
         dut.clear.value = 0
         self.counters = [0, 0, 0]               # expected rows seen, labelled, correct
+        self.coverage = coverage_for(self)
 
     async def reset(self, cycles=2):
         await super().reset(cycles)

@@ -15,6 +15,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.partition import decision_layout, partition_input_layout, partition_write_layout
+from sim.coverage import bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sw.methods.forest.model import stable_partition
 
@@ -34,6 +35,7 @@ class PartitionTestbench(StreamTestbench):
         self.segment_in = self.source("segment_in", partition_input_layout(*layouts))
         self.writes = self.sink("writes", partition_write_layout(*layouts))
         self.taken_at_write = []            # per write (in order): entries taken in by then
+        self.coverage = coverage_for(self)
 
     async def begin(self):
         await super().begin()
@@ -78,6 +80,7 @@ class PartitionTestbench(StreamTestbench):
         for job, (rows, goes_left, lists) in enumerate(jobs):
             await self.wait_for(lambda: self.segment_in.idle, 40 * self.max_rows + 400,
                                 f"{label} job {job - 1} intake")
+            self.coverage.record(bins.partition_job, rows, goes_left, self.max_segment)
             for row in rows:
                 self.decisions.send({"row": int(row), "left": int(goes_left[row])})
             # The lane starts a job's lists once its go-left bits are all written.

@@ -18,6 +18,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.pe import code_answer_layout, code_request_layout, list_request_layout, presorted_word_layout
+from sim.coverage import bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sim.support.trees import (PECapacity, assert_trees_equal, configure_tree_inputs, depth_overflow_expected,
                        inbag_overflow_expected, quantised_dataset, tree_budget, tree_from_nodes)
@@ -49,6 +50,7 @@ class PETestbench(StreamTestbench):
         self.lists = None               # feature -> list of presorted entries
         self.cycle_log = []
         self.outcomes = collections.Counter()
+        self.coverage = coverage_for(self)
 
     async def begin(self):
         await super().begin()
@@ -193,7 +195,9 @@ class PETestbench(StreamTestbench):
         assert inbag_over or ((len(self.code_requests.received) > 0) == sparse
                               and (len(self.requests.received) > 0) != sparse), \
             f"{label}: the sparse fill should {'' if sparse else 'not '}have been used"
-        self.outcomes[("inbag_overflow" if inbag_over else "depth_overflow" if overflow else "done")] += 1
+        outcome = "inbag_overflow" if inbag_over else "depth_overflow" if overflow else "done"
+        self.outcomes[outcome] += 1
+        self.coverage.record(bins.pe_tree, expected, params, n_rows, n_features, outcome, self.capacity, sparse)
         if inbag_over:
             # Stopped after the draws, before the fill: no list asked for, no node out.
             assert flags == {**FINISHED, "inbag_overflow": 1, "done": 0}, \

@@ -9,6 +9,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.rng import draw_layout, request_layout
+from sim.coverage import coverage_for
 from sim.support.testbench import StreamTestbench
 from sw.methods.forest.rng import TreeRandom as ReferenceRandom
 
@@ -24,6 +25,7 @@ class RandomTestbench(StreamTestbench):
         dut.start.value = 0
         dut.seed.value = 0
         dut.tree_index.value = 0
+        self.coverage = coverage_for(self)
 
     async def start(self, seed, tree_index):
         """Select a stream; requests queued afterwards are answered from its first word."""

@@ -8,6 +8,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.sorter import code_layout, sorted_row_layout
+from sim.coverage import bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sw.methods.forest.model import presorted_order
 
@@ -25,6 +26,7 @@ class SorterTestbench(StreamTestbench):
         self.row_bits = (self.max_rows - 1).bit_length()
         self.codes = self.source("codes", code_layout(self.code_bits))
         self.sorted = self.sink("sorted", sorted_row_layout(self.code_bits, self.row_bits))
+        self.coverage = coverage_for(self)
 
     def send(self, codes):
         for row, code in enumerate(codes):
@@ -43,6 +45,7 @@ class SorterTestbench(StreamTestbench):
         rows = [item["row"] for item in self.sorted.received]
         got_codes = [item["code"] for item in self.sorted.received]
         expected = reference_order(codes)
+        self.coverage.record(bins.sorter_list, codes, self.max_rows)
         assert rows == list(expected), f"{label}: rows {rows[:16]}... expected {list(expected[:16])}..."
         assert got_codes == [int(codes[r]) for r in expected], f"{label}: codes differ"
         assert [item["last"] for item in self.sorted.received].count(1) == 1

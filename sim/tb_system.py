@@ -11,6 +11,7 @@ from cocotb.triggers import ClockCycles
 
 from hw.system import REGISTERS
 from sim.host.driver import HostDriver, SystemError_
+from sim.coverage import coverage_for
 from sim.support.testbench import StreamTestbench
 from sim.support.trees import assert_trees_equal, depth_overflow_expected
 from sw.methods.forest.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
@@ -24,6 +25,7 @@ class SystemTestbench(StreamTestbench):
                                stall_probability=self.settings.get("stall_probability", 0.3))
         self.sources = [self.host.dataset, self.host.trees_in, self.host.rows]
         self.sinks = [self.host.trees, self.host.predictions]
+        self.coverage = coverage_for(self)
 
     def random_forest(self):
         rng = self.rng

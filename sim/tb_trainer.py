@@ -11,6 +11,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.trainer import dataset_layout, forest_node_layout
+from sim.coverage import coverage_for
 from sim.support.testbench import StreamTestbench
 from sim.support.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
                        depth_overflow_expected, inbag_overflow_expected, quantised_dataset, tree_budget,
@@ -29,6 +30,7 @@ class ForestTestbench(StreamTestbench):
         self.dataset = self.source("dataset", dataset_layout(self.code_bits, self.label_bits, self.lanes))
         self.nodes = self.sink("nodes", forest_node_layout(bits(self.max_trees - 1), capacity.node_layout))
         self.cycle_log = []
+        self.coverage = coverage_for(self)
 
     async def load(self, codes, labels):
         """Stream the dataset in, row by row, and wait until it is taken."""
