@@ -6,17 +6,18 @@ format (breadth-first node list, root = 0, right child = left child + 1), one tr
 block of ``max_nodes_per_tree`` node slots.
 
 How a row is traversed. Every (row, tree) pair is a *context* that takes one step per
-pipeline stage: a stage reads the context's node from its own copy of the node memory
-(one cycle), then looks up the row's code of the node's feature and moves to the left or
-the right child (second cycle). After the last stage a context that has not reached a
-leaf goes round again; a finished context retires there (its vote, and its leaf's class
-counts, are added to its row) and frees the slot for the next (row, tree) pair. So:
+pipeline stage. A stage is ``STEP_CYCLES`` (4) registers long, so that no cycle holds more
+than one of its slow parts: address the node memory (the context's own copy), register the
+node word it returns, look up the row's code of the node's feature, then move to the left or
+the right child. After the last stage a context that has not reached a leaf goes round
+again; a finished context retires there (its vote, and its leaf's class counts, are added
+to its row) and frees the slot for the next (row, tree) pair. So:
 
 * ``traversal_stages = max_depth + 1``: the traversal is pipelined by depth; every pair
   passes the pipeline once and one new pair enters per cycle (one row per ``n_trees``
   cycles), at the price of one node-memory copy per stage.
-* ``traversal_stages = 1``: one node memory, still one tree step per cycle (two
-  contexts interleave in the two-cycle stage), a pair takes ``leaf depth + 1`` cycles.
+* ``traversal_stages = 1``: one node memory, still one tree step per cycle (four
+  contexts interleave in the four-cycle stage), a pair takes ``leaf depth + 1`` rounds.
 * In between, a pair takes ``ceil((leaf depth + 1) / traversal_stages)`` rounds.
 
 Rows arrive one feature code per beat (``last`` on the final feature, label there) and
@@ -34,10 +35,13 @@ from amaranth.lib.wiring import In, Out
 
 from hw.checks import bits, check_integer, refuse_construction
 
-__all__ = ["InferenceEngine", "InferenceGeometry"]
+__all__ = ["InferenceEngine", "InferenceGeometry", "STEP_CYCLES"]
 
 #: Row buffers (rows in flight between loading and emitting their prediction).
 ROW_BUFFERS = 2
+#: Cycles a context spends in one traversal stage (one tree step): address the node memory,
+#: register its word, read the row's code, decide. A stage holds this many contexts.
+STEP_CYCLES = 4
 
 
 class InferenceGeometry:
@@ -349,27 +353,40 @@ class InferenceEngine(wiring.Component):
         return load_count, load_overflow
 
     def _traversal_stages(self, m, rows, node_reads):
-        """The traversal pipeline; returns its entry registers and the context leaving it."""
+        """The traversal pipeline; returns its entry registers and the context leaving it.
+
+        A stage is ``STEP_CYCLES`` registers long: address the node memory, register the
+        node word it returns, read the row's code of the node's feature, and decide.
+        """
         g = self.geometry
         stages = g.traversal_stages
         read_stage = [Signal(g.context_layout, name=f"stage{s}_read") for s in range(stages)]
-        decide_stage = [Signal(g.context_layout, name=f"stage{s}_decide") for s in range(stages)]
         leaving = None
         for s in range(stages):
             context = read_stage[s]
+            # Cycle 1: the node memory is addressed.
             m.d.comb += [node_reads[s].addr.eq(context.base + context.node), node_reads[s].en.eq(1)]
-            m.d.sync += decide_stage[s].eq(context)
-            here = decide_stage[s]
+            fetch = Signal(g.context_layout, name=f"stage{s}_fetch")
+            m.d.sync += fetch.eq(context)
+            # Cycle 2: the node word is registered as it leaves the memory.
+            look = Signal(g.context_layout, name=f"stage{s}_look")
+            look_node = Signal(g.stored_node_layout, name=f"stage{s}_look_node")
+            m.d.sync += [look.eq(fetch), look_node.eq(node_reads[s].data)]
+            # Cycle 3: the row's code of the node's feature, and whether the row has it.
+            m.d.comb += rows.code_reads[s].addr.eq(Cat(look_node.feature, look.buffer))
+            here = Signal(g.context_layout, name=f"stage{s}_decide")
             node = Signal(g.stored_node_layout, name=f"stage{s}_node")
-            m.d.comb += node.eq(node_reads[s].data)
-            m.d.comb += rows.code_reads[s].addr.eq(Cat(node.feature, here.buffer))
-            code = rows.code_reads[s].data
+            code = Signal(g.code_bits, name=f"stage{s}_code")
+            missing = Signal(name=f"stage{s}_missing")
+            m.d.sync += [here.eq(look), node.eq(look_node), code.eq(rows.code_reads[s].data),
+                         missing.eq(look_node.feature >= Array(rows.features)[look.buffer])]
+            # Cycle 4: leaf, fault or the step to a child.
             following = Signal(g.context_layout, name=f"stage{s}_next")
             m.d.comb += following.eq(here)
             with m.If(here.valid & ~here.done):
                 with m.If(node.leaf):
                     m.d.comb += [following.done.eq(1), following.majority_class.eq(node.majority_class)]
-                with m.Elif(node.feature >= Array(rows.features)[here.buffer]):
+                with m.Elif(missing):
                     m.d.comb += [following.done.eq(1), following.fault.eq(1)]
                     m.d.sync += self.bad_feature.eq(1)
                 with m.Elif(here.steps == g.max_depth):
@@ -409,15 +426,20 @@ class InferenceEngine(wiring.Component):
                     m.d.sync += rows.issued[b].eq(1)
 
     def _retire(self, m, rows, leaving, counts_read):
-        """Retiring a finished context: register, read the leaf's class counts, add up."""
+        """Retiring a finished context: register, read the leaf's class counts, register
+        them as they leave the memory, add up."""
         g = self.geometry
         retire_read = Signal(g.context_layout)
+        retire_fetch = Signal(g.context_layout)
         retire_add = Signal(g.context_layout)
         m.d.sync += [retire_read.eq(leaving), retire_read.valid.eq(leaving.valid & leaving.done),
-                     retire_add.eq(retire_read)]
+                     retire_fetch.eq(retire_read), retire_add.eq(retire_fetch)]
+        leaf_counts = None
         if g.class_count_sums:
             m.d.comb += [counts_read.addr.eq(retire_read.base + retire_read.node),
                          counts_read.en.eq(1)]
+            leaf_counts = Signal.like(counts_read.data)
+            m.d.sync += leaf_counts.eq(counts_read.data)
         with m.If(retire_add.valid):
             for b in range(ROW_BUFFERS):
                 with m.If(retire_add.buffer == b):
@@ -425,9 +447,9 @@ class InferenceEngine(wiring.Component):
                     with m.If(retire_add.fault):
                         m.d.sync += rows.row_error[b].eq(1)
                     with m.Else():
-                        self._vote(m, rows, b, retire_add.majority_class, counts_read)
+                        self._vote(m, rows, b, retire_add.majority_class, leaf_counts)
 
-    def _vote(self, m, rows, b, voted, counts_read):
+    def _vote(self, m, rows, b, voted, leaf_counts):
         """Count buffer ``b``'s vote for class ``voted`` and add the leaf's class counts."""
         g = self.geometry
         votes, best_class, best_votes = rows.votes[b], rows.best_class[b], rows.best_votes[b]
@@ -436,7 +458,7 @@ class InferenceEngine(wiring.Component):
             with m.If(voted == c):
                 m.d.sync += votes[c].eq(new_votes)
             if g.class_count_sums:
-                m.d.sync += rows.sums[b][c].eq(rows.sums[b][c] + counts_read.data[c])
+                m.d.sync += rows.sums[b][c].eq(rows.sums[b][c] + leaf_counts[c])
         # Votes only grow, so the running argmax (ties: lowest class)
         # only changes to the class just voted for.
         with m.If((new_votes > best_votes) |
