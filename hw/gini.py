@@ -56,14 +56,14 @@ class GiniScanner(wiring.Component):
     its two halves (:class:`_Candidates`) before the result is offered on ``splits``. The
     squared totals ``sum_c T_c^2`` are summed one class with a non-zero total per cycle, the
     first in the header's cycle, so the scan waits only when more than one class is
-    present: segment latency ``entries + max(0, nonzero classes - 1) + 8`` cycles, header to
-    result. One squarer serves the header, the totals and every entry's ``weight^2`` (Yosys
+    present: segment latency ``entries + max(0, nonzero classes - 1) + 7`` cycles, header to
+    result (``+ 6`` when the second half has no boundary: nothing to merge). One squarer serves the header, the totals and every entry's ``weight^2`` (Yosys
     does not share a multiplier between registered stages by itself, so the sharing is an
     explicit multiplexer: a second squarer would be one more DSP block per lane).
 
     Pipelining (for the clock): an entry's move from right to left is applied to the sums
-    of squares a cycle after it is accepted; a candidate boundary passes four registers
-    (its state, its sums of squares, its score, its cross products) before the comparison
+    of squares a cycle after it is accepted; a candidate boundary passes three registers
+    (its state, its score, its cross products) before the comparison
     that may make it the best; candidates alternate between two bests so that each best's
     compare-and-update loop has two cycles, and the two are compared at the end.
 
@@ -217,9 +217,13 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                # The last candidate's comparison lands at the edge that leaves this state.
+                # The last candidate's comparison lands at the edge that leaves this state;
+                # with nothing in the second half there is nothing to merge.
                 with m.If(~candidates.pending):
-                    m.next = "Compare the halves"
+                    with m.If(best[1].found | (candidates.stage3.valid & candidates.stage3.half)):
+                        m.next = "Compare the halves"
+                    with m.Else():
+                        m.next = "Choose the best"
 
             with m.State("Compare the halves"):
                 m.d.comb += merging.eq(1)
@@ -237,10 +241,10 @@ class GiniScanner(wiring.Component):
 
 
 class _Candidates:
-    """The candidate boundaries' pipeline: the state before the closing entry (stage 0),
-    its sums of squares a cycle later, when the moves before it have landed (stage 1), its
-    score as an exact fraction (stage 2), the two cross products with the best of its half
-    (stage 3), and the comparison that may make it that half's best.
+    """The candidate boundaries' pipeline: the state before the closing entry (stage 0), its
+    score as an exact fraction a cycle later, from the sums of squares once the moves before
+    it have landed (stage 2), the two cross products with the best of its half (stage 3),
+    and the comparison that may make it that half's best.
 
     Candidates alternate between two halves, each with its own best, so that a best is
     compared only every other cycle and the cross products get a cycle of their own; the
@@ -250,26 +254,22 @@ class _Candidates:
 
     def __init__(self, m, scanner):
         count_bits, row_bits, classes = scanner.count_bits, scanner.row_bits, scanner.classes
-        square_bits = 2 * count_bits
         self.fraction_bits = (3 * count_bits + 1, 2 * count_bits)
         boundary = {"valid": 1, "threshold": scanner.code_bits, "rows_left": row_bits + 1,
                     "left": data.ArrayLayout(count_bits, classes)}
         weights = {"left_weight": count_bits, "right_weight": count_bits}
-        squares = {"squares_left": square_bits, "squares_right": square_bits}
         fraction = {"numerator": self.fraction_bits[0], "denominator": self.fraction_bits[1],
                     "half": 1}
         product_bits = sum(self.fraction_bits)
         self.stage0 = Signal(data.StructLayout({**boundary, **weights}), name="c0")
-        self.stage1 = Signal(data.StructLayout({**boundary, **weights, **squares}), name="c1")
         self.stage2 = Signal(data.StructLayout({**boundary, **fraction}), name="c2")
         self.stage3 = Signal(data.StructLayout({**boundary, **fraction, "best_found": 1,
                                                 "lhs": product_bits, "rhs": product_bits}),
                              name="c3")
         self.half = Signal(name="candidate_half")       # the half of the next candidate
         self.pending = Signal()
-        m.d.comb += self.pending.eq(self.stage0.valid | self.stage1.valid | self.stage2.valid)
-        m.d.sync += [self.stage0.valid.eq(0), self.stage1.valid.eq(0), self.stage2.valid.eq(0),
-                     self.stage3.valid.eq(0)]
+        m.d.comb += self.pending.eq(self.stage0.valid | self.stage2.valid)
+        m.d.sync += [self.stage0.valid.eq(0), self.stage2.valid.eq(0), self.stage3.valid.eq(0)]
 
     def open(self, m, **fields):
         """A boundary that qualifies, as it stands before the entry that closes it."""
@@ -277,20 +277,15 @@ class _Candidates:
         m.d.sync += [getattr(self.stage0, name).eq(value) for name, value in fields.items()]
 
     def score(self, m, squares_left, squares_right):
-        """Stages 1 and 2: the sums of squares, then ``(A nR + B nL, nL nR)``."""
-        c0, c1, c2 = self.stage0, self.stage1, self.stage2
+        """Stage 2: ``(A nR + B nL, nL nR)``, a cycle after the boundary, when ``A`` and ``B``
+        hold every move before it (and not yet the closing entry's)."""
+        c0, c2 = self.stage0, self.stage2
         with m.If(c0.valid):
-            m.d.sync += [c1.valid.eq(1), c1.threshold.eq(c0.threshold), c1.rows_left.eq(c0.rows_left),
-                         c1.left.eq(c0.left), c1.left_weight.eq(c0.left_weight),
-                         c1.right_weight.eq(c0.right_weight),
-                         c1.squares_left.eq(squares_left), c1.squares_right.eq(squares_right)]
-        with m.If(c1.valid):
             m.d.sync += [
-                c2.valid.eq(1), c2.threshold.eq(c1.threshold), c2.rows_left.eq(c1.rows_left),
-                c2.left.eq(c1.left), c2.half.eq(self.half), self.half.eq(~self.half),
-                c2.numerator.eq(c1.squares_left * c1.right_weight +
-                                c1.squares_right * c1.left_weight),
-                c2.denominator.eq(c1.left_weight * c1.right_weight),
+                c2.valid.eq(1), c2.threshold.eq(c0.threshold), c2.rows_left.eq(c0.rows_left),
+                c2.left.eq(c0.left), c2.half.eq(self.half), self.half.eq(~self.half),
+                c2.numerator.eq(squares_left * c0.right_weight + squares_right * c0.left_weight),
+                c2.denominator.eq(c0.left_weight * c0.right_weight),
             ]
 
     def compare(self, m, best):
