@@ -63,8 +63,9 @@ class TreeRandom(wiring.Component):
 
     A pulse on ``start`` selects the stream of (``seed``, ``tree_index``) and restarts it
     from its first word, discarding anything in flight. The key and the increment are
-    derived by passing three words through the mixer (about 18 cycles; 12 when the seed is
-    the previous start's, whose hash is kept); then one raw word
+    derived by passing three words through the mixer, each entering it again in the
+    cycle it leaves (about 15 cycles to the first raw word; 10 when the seed is the previous
+    start's, whose hash is kept); then one raw word
     per cycle leaves the five-stage mixer pipeline (each constant multiplication takes two
     stages: 16x16 partial products, then their sum). Each request on ``requests`` yields one
     draw on ``draws``; a raw word whose masked value is not below ``bound`` is dropped and
@@ -193,19 +194,25 @@ class TreeRandom(wiring.Component):
                         m.d.comb += mixer_input.eq(key ^ GAMMA_SALT)
                 with m.If(~derive_issued):
                     m.d.sync += derive_issued.eq(1)
+                # A result enters the mixer again in the cycle it leaves it: the next word
+                # is computed from ``mixed`` itself (a few gates before the first register).
                 with m.If(raw_valid):
-                    m.d.comb += raw_used.eq(1)
-                    m.d.sync += [derive_step.eq(derive_step + 1), derive_issued.eq(0)]
+                    m.d.comb += [raw_used.eq(1), mixer_input_valid.eq(1)]
+                    m.d.sync += derive_step.eq(derive_step + 1)
                     with m.Switch(derive_step):
                         with m.Case(0):
+                            m.d.comb += mixer_input.eq(mixed ^ self.tree_index)
                             m.d.sync += [key.eq(mixed), seed_hash.eq(mixed),
                                          hashed_seed.eq(start_seed), seed_hashed.eq(1)]
                         with m.Case(1):
+                            m.d.comb += mixer_input.eq(mixed ^ GAMMA_SALT)
                             m.d.sync += key.eq(mixed)
                         with m.Case(2):
+                            # The stream's first word, key + gamma, enters now.
+                            m.d.comb += mixer_input.eq(key + (mixed | 1))
                             m.d.sync += [
                                 gamma.eq(mixed | 1),
-                                counter.eq(key + (mixed | 1)),
+                                counter.eq(key + ((mixed | 1) << 1)),
                                 phase.eq(_Phase.RUN),
                             ]
             with m.Case(_Phase.RUN):
