@@ -6,17 +6,18 @@ format (breadth-first node list, root = 0, right child = left child + 1), one tr
 block of ``max_nodes_per_tree`` node slots.
 
 How a row is traversed. Every (row, tree) pair is a *context* that takes one step per
-pipeline stage: a stage reads the context's node from its own copy of the node memory
-(one cycle), then looks up the row's code of the node's feature and moves to the left or
-the right child (second cycle). After the last stage a context that has not reached a
-leaf goes round again; a finished context retires there (its vote, and its leaf's class
-counts, are added to its row) and frees the slot for the next (row, tree) pair. So:
+pipeline stage. A stage is ``STEP_CYCLES`` (5) registers long, so that no cycle holds more
+than one of its slow parts: read the node memory (the context's own copy, banked:
+:mod:`hw.banked`, two cycles), register the node word it returns, look up the row's code
+of the node's feature, then move to the left or the right child. After the last stage a context that has not reached a leaf goes round
+again; a finished context retires there (its vote, and its leaf's class counts, are added
+to its row) and frees the slot for the next (row, tree) pair. So:
 
 * ``traversal_stages = max_depth + 1``: the traversal is pipelined by depth; every pair
   passes the pipeline once and one new pair enters per cycle (one row per ``n_trees``
   cycles), at the price of one node-memory copy per stage.
-* ``traversal_stages = 1``: one node memory, still one tree step per cycle (two
-  contexts interleave in the two-cycle stage), a pair takes ``leaf depth + 1`` cycles.
+* ``traversal_stages = 1``: one node memory, still one tree step per cycle (five
+  contexts interleave in the five-cycle stage), a pair takes ``leaf depth + 1`` rounds.
 * In between, a pair takes ``ceil((leaf depth + 1) / traversal_stages)`` rounds.
 
 Rows arrive one feature code per beat (``last`` on the final feature, label there) and
@@ -32,12 +33,25 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.banked import READ_LATENCY, BankedMemory
 from hw.checks import bits, check_integer, refuse_construction
 
-__all__ = ["InferenceEngine", "InferenceGeometry"]
+__all__ = ["InferenceEngine", "InferenceGeometry", "STEP_CYCLES"]
 
 #: Row buffers (rows in flight between loading and emitting their prediction).
 ROW_BUFFERS = 2
+#: Cycles a context spends in one traversal stage (one tree step): read the banked node
+#: memory, register its word, read the row's code, decide. A stage holds this many contexts.
+STEP_CYCLES = 3 + READ_LATENCY
+
+
+def _delayed(m, value, cycles, name):
+    """``value`` through ``cycles`` registers (the last one returned)."""
+    for index in range(cycles):
+        register = Signal(value.shape(), name=f"{name}_{index}")
+        m.d.sync += register.eq(value)
+        value = register
+    return value
 
 
 class InferenceGeometry:
@@ -237,17 +251,16 @@ class InferenceEngine(wiring.Component):
         node_reads = []
         node_writes = []
         for stage in range(g.traversal_stages):
-            memory = Memory(shape=g.stored_node_layout, depth=g.node_memory_depth, init=[])
+            memory = BankedMemory(shape=g.stored_node_layout, depth=g.node_memory_depth)
             m.submodules[f"nodes_{stage}"] = memory
-            node_writes.append(memory.write_port())
-            node_reads.append(memory.read_port())
+            node_writes.append(memory)
+            node_reads.append(memory)
         counts_read = None
         if g.class_count_sums:
-            counts_memory = Memory(shape=data.ArrayLayout(g.count_bits, g.classes),
-                                   depth=g.node_memory_depth, init=[])
+            counts_memory = BankedMemory(shape=data.ArrayLayout(g.count_bits, g.classes),
+                                         depth=g.node_memory_depth)
             m.submodules.class_counts = counts_memory
-            counts_write = counts_memory.write_port()
-            counts_read = counts_memory.read_port()
+            counts_write = counts_read = counts_memory
 
         # A node write is checked, registered with its address, then written.
         m.d.comb += self.nodes.ready.eq(1)
@@ -266,14 +279,14 @@ class InferenceEngine(wiring.Component):
             write_node.threshold.eq(node_in.threshold), write_node.left_child.eq(node_in.left_child),
             write_node.majority_class.eq(node_in.majority_class),
         ]
-        for port in node_writes:
-            m.d.comb += [port.addr.eq(write_address), port.data.eq(write_node),
-                         port.en.eq(write_valid)]
+        for memory in node_writes:
+            m.d.comb += [memory.write_addr.eq(write_address), memory.write_data.eq(write_node),
+                         memory.write_en.eq(write_valid)]
         if g.class_count_sums:
             write_counts = Signal(data.ArrayLayout(g.count_bits, g.classes))
             m.d.sync += write_counts.eq(node_in.class_counts)
-            m.d.comb += [counts_write.addr.eq(write_address), counts_write.data.eq(write_counts),
-                         counts_write.en.eq(write_valid)]
+            m.d.comb += [counts_write.write_addr.eq(write_address),
+                         counts_write.write_data.eq(write_counts), counts_write.write_en.eq(write_valid)]
         with m.If(self.nodes.valid & node_refused):
             m.d.sync += self.bad_node.eq(1)
         return node_reads, counts_read
@@ -349,27 +362,39 @@ class InferenceEngine(wiring.Component):
         return load_count, load_overflow
 
     def _traversal_stages(self, m, rows, node_reads):
-        """The traversal pipeline; returns its entry registers and the context leaving it."""
+        """The traversal pipeline; returns its entry registers and the context leaving it.
+
+        A stage is ``STEP_CYCLES`` registers long: address the node memory, register the
+        node word it returns, read the row's code of the node's feature, and decide.
+        """
         g = self.geometry
         stages = g.traversal_stages
         read_stage = [Signal(g.context_layout, name=f"stage{s}_read") for s in range(stages)]
-        decide_stage = [Signal(g.context_layout, name=f"stage{s}_decide") for s in range(stages)]
         leaving = None
         for s in range(stages):
             context = read_stage[s]
-            m.d.comb += [node_reads[s].addr.eq(context.base + context.node), node_reads[s].en.eq(1)]
-            m.d.sync += decide_stage[s].eq(context)
-            here = decide_stage[s]
+            # Cycles 1 and 2: the node memory is read (its banks, then the bank's word).
+            m.d.comb += node_reads[s].read_addr.eq(context.base + context.node)
+            fetch = _delayed(m, context, READ_LATENCY, f"stage{s}_fetch")
+            # Cycle 3: the node word is registered.
+            look = Signal(g.context_layout, name=f"stage{s}_look")
+            look_node = Signal(g.stored_node_layout, name=f"stage{s}_look_node")
+            m.d.sync += [look.eq(fetch), look_node.eq(node_reads[s].read_data)]
+            # Cycle 4: the row's code of the node's feature, and whether the row has it.
+            m.d.comb += rows.code_reads[s].addr.eq(Cat(look_node.feature, look.buffer))
+            here = Signal(g.context_layout, name=f"stage{s}_decide")
             node = Signal(g.stored_node_layout, name=f"stage{s}_node")
-            m.d.comb += node.eq(node_reads[s].data)
-            m.d.comb += rows.code_reads[s].addr.eq(Cat(node.feature, here.buffer))
-            code = rows.code_reads[s].data
+            code = Signal(g.code_bits, name=f"stage{s}_code")
+            missing = Signal(name=f"stage{s}_missing")
+            m.d.sync += [here.eq(look), node.eq(look_node), code.eq(rows.code_reads[s].data),
+                         missing.eq(look_node.feature >= Array(rows.features)[look.buffer])]
+            # Cycle 5: leaf, fault or the step to a child.
             following = Signal(g.context_layout, name=f"stage{s}_next")
             m.d.comb += following.eq(here)
             with m.If(here.valid & ~here.done):
                 with m.If(node.leaf):
                     m.d.comb += [following.done.eq(1), following.majority_class.eq(node.majority_class)]
-                with m.Elif(node.feature >= Array(rows.features)[here.buffer]):
+                with m.Elif(missing):
                     m.d.comb += [following.done.eq(1), following.fault.eq(1)]
                     m.d.sync += self.bad_feature.eq(1)
                 with m.Elif(here.steps == g.max_depth):
@@ -409,15 +434,18 @@ class InferenceEngine(wiring.Component):
                     m.d.sync += rows.issued[b].eq(1)
 
     def _retire(self, m, rows, leaving, counts_read):
-        """Retiring a finished context: register, read the leaf's class counts, add up."""
+        """Retiring a finished context: register, read the leaf's class counts, register
+        them as they leave the memory, add up."""
         g = self.geometry
         retire_read = Signal(g.context_layout)
         retire_add = Signal(g.context_layout)
-        m.d.sync += [retire_read.eq(leaving), retire_read.valid.eq(leaving.valid & leaving.done),
-                     retire_add.eq(retire_read)]
+        m.d.sync += [retire_read.eq(leaving), retire_read.valid.eq(leaving.valid & leaving.done)]
+        m.d.sync += retire_add.eq(_delayed(m, retire_read, READ_LATENCY, "retire_fetch"))
+        leaf_counts = None
         if g.class_count_sums:
-            m.d.comb += [counts_read.addr.eq(retire_read.base + retire_read.node),
-                         counts_read.en.eq(1)]
+            m.d.comb += counts_read.read_addr.eq(retire_read.base + retire_read.node)
+            leaf_counts = Signal(data.ArrayLayout(g.count_bits, g.classes))
+            m.d.sync += leaf_counts.eq(counts_read.read_data)
         with m.If(retire_add.valid):
             for b in range(ROW_BUFFERS):
                 with m.If(retire_add.buffer == b):
@@ -425,9 +453,9 @@ class InferenceEngine(wiring.Component):
                     with m.If(retire_add.fault):
                         m.d.sync += rows.row_error[b].eq(1)
                     with m.Else():
-                        self._vote(m, rows, b, retire_add.majority_class, counts_read)
+                        self._vote(m, rows, b, retire_add.majority_class, leaf_counts)
 
-    def _vote(self, m, rows, b, voted, counts_read):
+    def _vote(self, m, rows, b, voted, leaf_counts):
         """Count buffer ``b``'s vote for class ``voted`` and add the leaf's class counts."""
         g = self.geometry
         votes, best_class, best_votes = rows.votes[b], rows.best_class[b], rows.best_votes[b]
@@ -436,7 +464,7 @@ class InferenceEngine(wiring.Component):
             with m.If(voted == c):
                 m.d.sync += votes[c].eq(new_votes)
             if g.class_count_sums:
-                m.d.sync += rows.sums[b][c].eq(rows.sums[b][c] + counts_read.data[c])
+                m.d.sync += rows.sums[b][c].eq(rows.sums[b][c] + leaf_counts[c])
         # Votes only grow, so the running argmax (ties: lowest class)
         # only changes to the class just voted for.
         with m.If((new_votes > best_votes) |

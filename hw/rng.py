@@ -4,14 +4,17 @@ The numbers, their order and the rejection rule are specified in ``sw/methods/fo
 module must agree with it bit for bit (checked in Verilator by ``sim/tb_rng.py``).
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
 from sw.methods.forest.rng import GAMMA_SALT, MIX_MULTIPLIER_1, MIX_MULTIPLIER_2, SEED_SALT, WORD_BITS
 
-__all__ = ["TreeRandom", "request_layout", "draw_layout"]
+__all__ = ["TreeRandom", "request_layout", "draw_layout", "MIXER_STAGES"]
+
+#: Register stages of the mixer: the first xor-shift, then two per constant multiplication.
+MIXER_STAGES = 5
 
 
 def request_layout(bound_bits):
@@ -30,13 +33,41 @@ class _Phase(enum.Enum, shape=2):
     RUN = 2             # raw words flow through the mixer
 
 
+class _MixerStage:
+    """One register stage of the mixer: a word (or three partial products) and its valid."""
+
+    def __init__(self, name, partial=False):
+        self.word = Signal(_PARTIALS if partial else WORD_BITS, name=f"mixer_{name}")
+        self.valid = Signal(name=f"mixer_{name}_valid")
+
+
+#: Three partial products of a 32-bit word and a constant, modulo 2**32: low x low (32 bits),
+#: and the two cross products' low halves (they only reach the high half).
+_PARTIALS = data.StructLayout({"low": WORD_BITS, "cross1": 16, "cross2": 16})
+
+
+def _partials(word, constant):
+    """``word * constant mod 2**32`` as 16x16 partial products (a :data:`_PARTIALS` value)."""
+    low, high = word[:16], word[16:]
+    return Cat(low * (constant & 0xFFFF), (low * (constant >> 16))[:16],
+               (high * (constant & 0xFFFF))[:16])
+
+
+def _sum(partials):
+    """The product from its partial products."""
+    return (partials.low + ((partials.cross1 + partials.cross2) << 16))[:WORD_BITS]
+
+
 class TreeRandom(wiring.Component):
     """Uniform integers in [0, bound) from the stream of one tree, by rejection.
 
     A pulse on ``start`` selects the stream of (``seed``, ``tree_index``) and restarts it
     from its first word, discarding anything in flight. The key and the increment are
-    derived by passing three words through the mixer (about 10 cycles); then one raw word
-    per cycle leaves the two-stage mixer pipeline. Each request on ``requests`` yields one
+    derived by passing three words through the mixer, each entering it again in the
+    cycle it leaves (about 15 cycles to the first raw word; 10 when the seed is the previous
+    start's, whose hash is kept); then one raw word
+    per cycle leaves the five-stage mixer pipeline (each constant multiplication takes two
+    stages: 16x16 partial products, then their sum). Each request on ``requests`` yields one
     draw on ``draws``; a raw word whose masked value is not below ``bound`` is dropped and
     the next one is tried, exactly as ``sw.methods.forest.rng.TreeRandom.integer``.
 
@@ -96,34 +127,42 @@ class TreeRandom(wiring.Component):
         phase = Signal(_Phase)
         m.d.comb += self.running.eq(phase == _Phase.RUN)
 
-        # Mixer pipeline (MurmurHash3 fmix32), split at the two multiplications.
+        # Mixer pipeline (MurmurHash3 fmix32): the first xor-shift, then each multiplication
+        # by a constant in two stages (three 16x16 partial products, then their sum).
         mixer_input = Signal(WORD_BITS)
         mixer_input_valid = Signal()
-        stage1, stage1_valid = Signal(WORD_BITS), Signal()
-        stage2, stage2_valid = Signal(WORD_BITS), Signal()
-        stage1_next = Signal(WORD_BITS)
-        stage2_next = Signal(WORD_BITS)
+        shifted = Signal(WORD_BITS)
+        m.d.comb += shifted.eq(mixer_input ^ (mixer_input >> 16))
+        stages = [_MixerStage("shift"), _MixerStage("product1", partial=True),
+                  _MixerStage("sum1"), _MixerStage("product2", partial=True),
+                  _MixerStage("sum2")]
+        assert len(stages) == MIXER_STAGES
+        nexts = [shifted, _partials(stages[0].word, MIX_MULTIPLIER_1), _sum(stages[1].word),
+                 _partials(stages[2].word ^ (stages[2].word >> 13), MIX_MULTIPLIER_2),
+                 _sum(stages[3].word)]
+        last = stages[-1]
         mixed = Signal(WORD_BITS)
-        m.d.comb += [
-            stage1_next.eq((mixer_input ^ (mixer_input >> 16)) * MIX_MULTIPLIER_1),
-            stage2_next.eq((stage1 ^ (stage1 >> 13)) * MIX_MULTIPLIER_2),
-            mixed.eq(stage2 ^ (stage2 >> 16)),
-        ]
+        m.d.comb += mixed.eq(last.word ^ (last.word >> 16))
+        raw_valid = last.valid
         # The pipeline moves as a whole unless its output waits to be used.
         raw_used = Signal()
         advance = Signal()
-        m.d.comb += advance.eq(~stage2_valid | raw_used)
+        m.d.comb += advance.eq(~raw_valid | raw_used)
         with m.If(advance):
-            m.d.sync += [
-                stage1.eq(stage1_next), stage1_valid.eq(mixer_input_valid),
-                stage2.eq(stage2_next), stage2_valid.eq(stage1_valid),
-            ]
+            valid_in = mixer_input_valid
+            for stage, value in zip(stages, nexts):
+                m.d.sync += [stage.word.eq(value), stage.valid.eq(valid_in)]
+                valid_in = stage.valid
 
         # Stream state: counter = key + (i + 1) * gamma for the next raw word i to issue.
         key = Signal(WORD_BITS)
         gamma = Signal(WORD_BITS)
         counter = Signal(WORD_BITS)
         derive_step = Signal(2)     # which derivation word is in the pipeline
+        seed_hash = Signal(WORD_BITS)       # the first derivation word's result ...
+        hashed_seed = Signal(WORD_BITS)     # ... for this seed
+        seed_hashed = Signal()
+        start_seed = Signal(WORD_BITS)      # the seed sampled on start
         derive_issued = Signal()
 
         # Draw output register and the rejection rule on the oldest raw word.
@@ -148,30 +187,39 @@ class TreeRandom(wiring.Component):
                 m.d.comb += mixer_input_valid.eq(~derive_issued)
                 with m.Switch(derive_step):
                     with m.Case(0):
-                        m.d.comb += mixer_input.eq(self.seed ^ SEED_SALT)
+                        m.d.comb += mixer_input.eq(start_seed ^ SEED_SALT)
                     with m.Case(1):
                         m.d.comb += mixer_input.eq(key ^ self.tree_index)
                     with m.Case(2):
                         m.d.comb += mixer_input.eq(key ^ GAMMA_SALT)
                 with m.If(~derive_issued):
                     m.d.sync += derive_issued.eq(1)
-                with m.If(stage2_valid):
-                    m.d.comb += raw_used.eq(1)
-                    m.d.sync += [derive_step.eq(derive_step + 1), derive_issued.eq(0)]
+                # A result enters the mixer again in the cycle it leaves it: the next word
+                # is computed from ``mixed`` itself (a few gates before the first register).
+                with m.If(raw_valid):
+                    m.d.comb += [raw_used.eq(1), mixer_input_valid.eq(1)]
+                    m.d.sync += derive_step.eq(derive_step + 1)
                     with m.Switch(derive_step):
-                        with m.Case(0, 1):
+                        with m.Case(0):
+                            m.d.comb += mixer_input.eq(mixed ^ self.tree_index)
+                            m.d.sync += [key.eq(mixed), seed_hash.eq(mixed),
+                                         hashed_seed.eq(start_seed), seed_hashed.eq(1)]
+                        with m.Case(1):
+                            m.d.comb += mixer_input.eq(mixed ^ GAMMA_SALT)
                             m.d.sync += key.eq(mixed)
                         with m.Case(2):
+                            # The stream's first word, key + gamma, enters now.
+                            m.d.comb += mixer_input.eq(key + (mixed | 1))
                             m.d.sync += [
                                 gamma.eq(mixed | 1),
-                                counter.eq(key + (mixed | 1)),
+                                counter.eq(key + ((mixed | 1) << 1)),
                                 phase.eq(_Phase.RUN),
                             ]
             with m.Case(_Phase.RUN):
                 m.d.comb += [mixer_input.eq(counter), mixer_input_valid.eq(1)]
                 with m.If(advance):
                     m.d.sync += counter.eq(counter + gamma)
-                with m.If(stage2_valid & self.requests.valid & output_free):
+                with m.If(raw_valid & self.requests.valid & output_free):
                     m.d.comb += raw_used.eq(1)
                     with m.If(candidate < bound):
                         m.d.comb += self.requests.ready.eq(1)
@@ -180,10 +228,14 @@ class TreeRandom(wiring.Component):
                         m.d.comb += self.requests.ready.eq(1)
                         m.d.sync += [draw_valid.eq(1), draw_value.eq(0), self.bad_bound.eq(1)]
 
-        # A start wins over everything above: flush the pipeline and the output.
+        # A start wins over everything above: flush the pipeline and the output. The seed's
+        # hash (the first derivation word) is the same for every tree of a forest: kept, it
+        # is not derived again while the seed stays the same.
         with m.If(self.start):
             m.d.sync += [
                 phase.eq(_Phase.DERIVE), derive_step.eq(0), derive_issued.eq(0),
-                stage1_valid.eq(0), stage2_valid.eq(0), draw_valid.eq(0), self.bad_bound.eq(0),
+                start_seed.eq(self.seed), *[stage.valid.eq(0) for stage in stages], draw_valid.eq(0), self.bad_bound.eq(0),
             ]
+            with m.If(seed_hashed & (hashed_seed == self.seed)):
+                m.d.sync += [derive_step.eq(1), key.eq(seed_hash)]
         return m

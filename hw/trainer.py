@@ -555,7 +555,9 @@ class ForestTrainer(wiring.Component):
                 for index in reversed(range(self.pe_count)):
                     with m.If(pes[index].nodes.valid):
                         m.d.sync += [owner.eq(index), locked.eq(1)]
-            with m.Else():
+            # Only a locked tree reaches the output: stopping with none locked, the last
+            # owner's next tree must not show a node for the cycle before Idle.
+            with m.Elif(locked):
                 for index, pe in enumerate(pes):
                     with m.If(owner == index):
                         m.d.comb += [self.nodes.valid.eq(pe.nodes.valid),

@@ -8,7 +8,7 @@ Run through ``sim.runner.simulate("tree_random", "sim.tb_rng", ...)`` (pytest do
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from hw.rng import draw_layout, request_layout
+from hw.rng import MIXER_STAGES, draw_layout, request_layout
 from sim.coverage import coverage_for
 from sim.support.testbench import StreamTestbench
 from sw.methods.forest.rng import TreeRandom as ReferenceRandom
@@ -122,8 +122,8 @@ async def full_throughput_without_stalls(dut):
     count = 200
     for _ in range(count):
         tb.requests.send({"bound": 1 << (tb.bound_bits - 1)})
-    # Key derivation takes ~12 cycles; then one draw per cycle.
-    got = await tb.collect(count, timeout_cycles=count + 20)
+    # Key derivation passes three words through the mixer; then one draw per cycle.
+    got = await tb.collect(count, timeout_cycles=count + 3 * (MIXER_STAGES + 2) + 8)
     reference = ReferenceRandom(7, 3)
     assert got == [reference.integer(1 << (tb.bound_bits - 1)) for _ in range(count)]
 
