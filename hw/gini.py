@@ -52,20 +52,13 @@ class GiniScanner(wiring.Component):
     """Scans sorted segments one entry per cycle and reports each segment's best split.
 
     Per segment: a header on ``segments`` (class totals, entry count), then the entries on
-    ``entries`` at one per cycle, then the drain of the candidate pipeline and the merge of
-    its two halves (:class:`_Candidates`) before the result is offered on ``splits``. The
-    squared totals ``sum_c T_c^2`` are summed one class with a non-zero total per cycle, the
-    first in the header's cycle, so the scan waits only when more than one class is
-    present: segment latency ``entries + max(0, nonzero classes - 1) + 7`` cycles, header to
-    result (``+ 6`` when the second half has no boundary: nothing to merge). One squarer serves the header, the totals and every entry's ``weight^2`` (Yosys
-    does not share a multiplier between registered stages by itself, so the sharing is an
-    explicit multiplexer: a second squarer would be one more DSP block per lane).
-
-    Pipelining (for the clock): an entry's move from right to left is applied to the sums
-    of squares a cycle after it is accepted; a candidate boundary passes three registers
-    (its state, its score, its cross products) before the comparison
-    that may make it the best; candidates alternate between two bests so that each best's
-    compare-and-update loop has two cycles, and the two are compared at the end.
+    ``entries`` at one per cycle, then two cycles of pipeline drain before the result is
+    offered on ``splits``. The squared totals ``sum_c T_c^2`` are summed one class with a
+    non-zero total per cycle, the first in the header's cycle, so the scan waits only when
+    more than one class is present: segment latency ``entries + max(0, nonzero classes -
+    1) + 4`` cycles, header to result. (Adding the last square in the scan's first cycle
+    would save one more cycle, but then the squarer works beside the scan's ``weight^2`` and
+    Yosys can no longer share one multiplier between them: +1 DSP block per lane.)
 
     Parameters
     ----------
@@ -113,7 +106,6 @@ class GiniScanner(wiring.Component):
         classes, count_bits = self.classes, self.count_bits
         square_bits = 2 * count_bits
         counts_layout = data.ArrayLayout(count_bits, classes)
-        result_layout = split_layout(classes, self.code_bits, count_bits, self.row_bits)
 
         totals = Signal(counts_layout)
         total_weight = Signal(count_bits)
@@ -131,32 +123,50 @@ class GiniScanner(wiring.Component):
         for c in reversed(range(classes)):
             with m.If(unsummed[c]):
                 m.d.comb += next_class.eq(c)
-
-        # The move of an accepted entry from right to left, applied to A and B a cycle
-        # later: A += 2 w L_c + w^2 and B += w^2 - 2 w R_c, with R_c = T_c - L_c.
-        move_valid = Signal()
-        move_weight, move_left, move_right = (Signal(count_bits) for _ in range(3))
-        # One squarer serves all: the header's first square (in the header's cycle), the
-        # registered totals' (summing B's start), and a move's w^2; never two at once.
+        # One squarer serves both: the header's first square (in the header's cycle) and
+        # then the registered totals' (its input is switched in the state that takes the header).
         square_input = Signal(self.count_bits)
         square = Signal(square_bits)
-        m.d.comb += [square_input.eq(Mux(move_valid, move_weight, totals[next_class])),
-                     square.eq(square_input * square_input)]
+        m.d.comb += [square_input.eq(totals[next_class]), square.eq(square_input * square_input)]
         next_square = Signal(square_bits)
         m.d.comb += next_square.eq(Mux(unsummed.any(), square, 0))
-        m.d.sync += move_valid.eq(0)
-        with m.If(move_valid):
-            m.d.sync += [
-                squares_left.eq(squares_left + ((move_weight * move_left) << 1) + square),
-                squares_right.eq(squares_right + square - ((move_weight * move_right) << 1)),
-            ]
 
-        candidates = _Candidates(m, self)
-        best = [Signal(result_layout, name=f"best_{half}") for half in range(2)]
-        result = Signal(result_layout)
-        m.d.comb += self.splits.payload.eq(result)
-        candidates.score(m, squares_left, squares_right)
-        merging = candidates.compare(m, best)
+        # Stage 1: a candidate boundary as it stood before the entry that closed it.
+        c1_valid = Signal()
+        c1_squares_left, c1_squares_right = Signal(square_bits), Signal(square_bits)
+        c1_left_weight, c1_right_weight = Signal(count_bits), Signal(count_bits)
+        c1_threshold = Signal(self.code_bits)
+        c1_rows_left = Signal(self.row_bits + 1)
+        c1_left = Signal(counts_layout)
+        # Stage 2: its score as an exact fraction.
+        c2_valid = Signal()
+        c2_numerator = Signal(3 * count_bits + 1)
+        c2_denominator = Signal(2 * count_bits)
+        c2_threshold = Signal(self.code_bits)
+        c2_rows_left = Signal(self.row_bits + 1)
+        c2_left = Signal(counts_layout)
+        # Stage 3: the best so far.
+        best = Signal(split_layout(classes, self.code_bits, count_bits, self.row_bits))
+        m.d.sync += [c1_valid.eq(0), c2_valid.eq(0)]
+        m.d.comb += self.splits.payload.eq(best)
+
+        # Stage 2 and 3 run whenever a candidate is present.
+        with m.If(c1_valid):
+            m.d.sync += [
+                c2_valid.eq(1),
+                c2_numerator.eq(c1_squares_left * c1_right_weight + c1_squares_right * c1_left_weight),
+                c2_denominator.eq(c1_left_weight * c1_right_weight),
+                c2_threshold.eq(c1_threshold), c2_rows_left.eq(c1_rows_left), c2_left.eq(c1_left),
+            ]
+        better = Signal()
+        m.d.comb += better.eq(~best.found |
+                              (c2_numerator * best.denominator > best.numerator * c2_denominator))
+        with m.If(c2_valid & better):
+            m.d.sync += [
+                best.found.eq(1), best.threshold.eq(c2_threshold), best.rows_left.eq(c2_rows_left),
+                best.numerator.eq(c2_numerator), best.denominator.eq(c2_denominator),
+                best.left_counts.eq(c2_left),
+            ]
 
         with m.FSM(init="Wait for a segment"):
             with m.State("Wait for a segment"):
@@ -177,8 +187,7 @@ class GiniScanner(wiring.Component):
                         total_weight.eq(sum(header.class_counts[c] for c in range(classes))),
                         left.eq(0), left_weight.eq(0), left_rows.eq(0),
                         squares_left.eq(0), squares_right.eq(square),
-                        have_previous.eq(0), unsummed.eq(remaining), candidates.half.eq(0),
-                        best[0].found.eq(0), best[1].found.eq(0),
+                        have_previous.eq(0), unsummed.eq(remaining), best.found.eq(0),
                     ]
                     with m.If(remaining == 0):
                         m.next = "Scan entries"
@@ -200,16 +209,26 @@ class GiniScanner(wiring.Component):
                     leaf_ok = ((left_rows >= self.min_samples_leaf) &
                                (rows_right >= self.min_samples_leaf))
                     with m.If(have_previous & (previous_code != entry.code) & leaf_ok):
-                        candidates.open(m, threshold=(previous_code + entry.code) >> 1,
-                                        left_weight=left_weight,
-                                        right_weight=total_weight - left_weight,
-                                        rows_left=left_rows, left=left)
+                        m.d.sync += [
+                            c1_valid.eq(1),
+                            c1_squares_left.eq(squares_left), c1_squares_right.eq(squares_right),
+                            c1_left_weight.eq(left_weight),
+                            c1_right_weight.eq(total_weight - left_weight),
+                            c1_threshold.eq((previous_code + entry.code) >> 1),
+                            c1_rows_left.eq(left_rows),
+                            c1_left.eq(left),
+                        ]
+                    # Move the entry from right to left:
+                    # A += 2 w L_c + w^2 and B += w^2 - 2 w R_c, with R_c = T_c - L_c.
+                    weight = entry.weight
                     left_count = left[entry.label]
+                    right_count = totals[entry.label] - left_count
+                    weight_squared = weight * weight
                     m.d.sync += [
-                        move_valid.eq(1), move_weight.eq(entry.weight), move_left.eq(left_count),
-                        move_right.eq(totals[entry.label] - left_count),
-                        left[entry.label].eq(left_count + entry.weight),
-                        left_weight.eq(left_weight + entry.weight),
+                        squares_left.eq(squares_left + ((weight * left_count) << 1) + weight_squared),
+                        squares_right.eq(squares_right + weight_squared - ((weight * right_count) << 1)),
+                        left[entry.label].eq(left_count + weight),
+                        left_weight.eq(left_weight + weight),
                         left_rows.eq(left_rows + 1),
                         previous_code.eq(entry.code), have_previous.eq(1),
                     ]
@@ -217,111 +236,12 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                # The last candidate's comparison lands at the edge that leaves this state;
-                # with nothing in the second half there is nothing to merge.
-                with m.If(~candidates.pending):
-                    with m.If(best[1].found | (candidates.stage3.valid & candidates.stage3.half)):
-                        m.next = "Compare the halves"
-                    with m.Else():
-                        m.next = "Choose the best"
-
-            with m.State("Compare the halves"):
-                m.d.comb += merging.eq(1)
-                m.next = "Choose the best"
-
-            with m.State("Choose the best"):
-                m.d.sync += result.eq(Mux(candidates.second_half_wins(best), best[1], best[0]))
-                m.next = "Offer the best split"
+                # Once no candidate is in stage 1, the best is final at the next edge.
+                with m.If(~c1_valid):
+                    m.next = "Offer the best split"
 
             with m.State("Offer the best split"):
                 m.d.comb += self.splits.valid.eq(1)
                 with m.If(self.splits.ready):
                     m.next = "Wait for a segment"
         return m
-
-
-class _Candidates:
-    """The candidate boundaries' pipeline: the state before the closing entry (stage 0), its
-    score as an exact fraction a cycle later, from the sums of squares once the moves before
-    it have landed (stage 2), the two cross products with the best of its half (stage 3),
-    and the comparison that may make it that half's best.
-
-    Candidates alternate between two halves, each with its own best, so that a best is
-    compared only every other cycle and the cross products get a cycle of their own; the
-    halves' bests are compared once at the end (the same two multipliers), ties to the
-    earlier boundary (fewer entries left), as within a half.
-    """
-
-    def __init__(self, m, scanner):
-        count_bits, row_bits, classes = scanner.count_bits, scanner.row_bits, scanner.classes
-        self.fraction_bits = (3 * count_bits + 1, 2 * count_bits)
-        boundary = {"valid": 1, "threshold": scanner.code_bits, "rows_left": row_bits + 1,
-                    "left": data.ArrayLayout(count_bits, classes)}
-        weights = {"left_weight": count_bits, "right_weight": count_bits}
-        fraction = {"numerator": self.fraction_bits[0], "denominator": self.fraction_bits[1],
-                    "half": 1}
-        product_bits = sum(self.fraction_bits)
-        self.stage0 = Signal(data.StructLayout({**boundary, **weights}), name="c0")
-        self.stage2 = Signal(data.StructLayout({**boundary, **fraction}), name="c2")
-        self.stage3 = Signal(data.StructLayout({**boundary, **fraction, "best_found": 1,
-                                                "lhs": product_bits, "rhs": product_bits}),
-                             name="c3")
-        self.half = Signal(name="candidate_half")       # the half of the next candidate
-        self.pending = Signal()
-        m.d.comb += self.pending.eq(self.stage0.valid | self.stage2.valid)
-        m.d.sync += [self.stage0.valid.eq(0), self.stage2.valid.eq(0), self.stage3.valid.eq(0)]
-
-    def open(self, m, **fields):
-        """A boundary that qualifies, as it stands before the entry that closes it."""
-        m.d.sync += self.stage0.valid.eq(1)
-        m.d.sync += [getattr(self.stage0, name).eq(value) for name, value in fields.items()]
-
-    def score(self, m, squares_left, squares_right):
-        """Stage 2: ``(A nR + B nL, nL nR)``, a cycle after the boundary, when ``A`` and ``B``
-        hold every move before it (and not yet the closing entry's)."""
-        c0, c2 = self.stage0, self.stage2
-        with m.If(c0.valid):
-            m.d.sync += [
-                c2.valid.eq(1), c2.threshold.eq(c0.threshold), c2.rows_left.eq(c0.rows_left),
-                c2.left.eq(c0.left), c2.half.eq(self.half), self.half.eq(~self.half),
-                c2.numerator.eq(squares_left * c0.right_weight + squares_right * c0.left_weight),
-                c2.denominator.eq(c0.left_weight * c0.right_weight),
-            ]
-
-    def compare(self, m, best):
-        """Stage 3 and the comparison with the half's best; returns the signal that turns
-        the cross products to the two halves' bests instead (for the final merge)."""
-        c2, c3 = self.stage2, self.stage3
-        merging = Signal()
-        own_best = Mux(c2.half, best[1].as_value(), best[0].as_value())
-        own = Signal(best[0].shape(), name="own_best")
-        m.d.comb += own.eq(own_best)
-        # a beats b when a.num * b.den > b.num * a.den.
-        a_num = Mux(merging, best[1].numerator, c2.numerator)
-        a_den = Mux(merging, best[1].denominator, c2.denominator)
-        b_num = Mux(merging, best[0].numerator, own.numerator)
-        b_den = Mux(merging, best[0].denominator, own.denominator)
-        m.d.sync += [
-            c3.valid.eq(c2.valid), c3.threshold.eq(c2.threshold), c3.rows_left.eq(c2.rows_left),
-            c3.left.eq(c2.left), c3.numerator.eq(c2.numerator), c3.denominator.eq(c2.denominator),
-            c3.half.eq(c2.half), c3.best_found.eq(own.found),
-            c3.lhs.eq(a_num * b_den), c3.rhs.eq(b_num * a_den),
-        ]
-        with m.If(c3.valid & (~c3.best_found | (c3.lhs > c3.rhs))):
-            for half in range(2):
-                with m.If(c3.half == half):
-                    m.d.sync += [
-                        best[half].found.eq(1), best[half].threshold.eq(c3.threshold),
-                        best[half].rows_left.eq(c3.rows_left),
-                        best[half].numerator.eq(c3.numerator),
-                        best[half].denominator.eq(c3.denominator),
-                        best[half].left_counts.eq(c3.left),
-                    ]
-        return merging
-
-    def second_half_wins(self, best):
-        """After a merge's cross products: the second half's best beats the first's
-        (strictly better, or as good and earlier)."""
-        c3 = self.stage3
-        return best[1].found & (~best[0].found | (c3.lhs > c3.rhs) |
-                                ((c3.lhs == c3.rhs) & (best[1].rows_left < best[0].rows_left)))

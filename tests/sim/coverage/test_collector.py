@@ -37,12 +37,11 @@ def test_gini_run_with_coverage_writes_its_bins(tmp_path):
     hits = {(r["kind"], r["group"], r["bin"]): r["hits"] for r in database["bins"]}
     # Segments of 1 and 15 entries (2**4 - 1) are among the random and corner cases.
     assert hits[("case", "segment length", "1")] > 0 and hits[("case", "segment length", "maximum")] > 0
-    # hw/gini.py: seven states, every segment passes through all of them but "Sum squared
-    # totals" (more than one class present) and "Compare the halves" (both halves of the
-    # candidates found a boundary).
+    # hw/gini.py: five states, every segment passes through all of them but "Sum squared totals"
+    # (taken when the segment header arrives first).
     states = {key[2]: count for key, count in hits.items() if key[0] == "fsm state"}
-    assert len(states) == 7 and all(count > 0 for count in states.values()), states
+    assert len(states) == 5 and all(count > 0 for count in states.values()), states
     transitions = {key[2]: count for key, count in hits.items() if key[0] == "fsm transition"}
-    assert transitions["Choose the best -> Offer the best split"] >= 40
+    assert transitions["Drain the pipeline -> Offer the best split"] >= 40
     streams = {key[1] for key in hits if key[0] == "stream"}
     assert streams == {"segments (source)", "entries (source)", "splits (sink)"}
