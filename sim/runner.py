@@ -19,7 +19,7 @@ from hw.designs import DESIGNS
 from hw.flows.verilog import write_verilog
 
 __all__ = ["COMPLETED_RUNS", "PROJECT_ROOT", "BUILD_ROOT", "MINIMUM_VERILATOR", "SimulationFailed", "TESTBENCHES",
-           "verilator_environment", "build", "simulate", "testbench_parameters"]
+           "verilator_environment", "build", "simulate", "testbench_environment", "testbench_parameters"]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUILD_ROOT = Path(os.environ.get("HWFOREST_BUILD_DIR", PROJECT_ROOT / "build"))
@@ -66,6 +66,13 @@ def verilator_environment():
     if python_bin not in os.environ["PATH"].split(os.pathsep):
         os.environ["PATH"] = os.pathsep.join([python_bin, os.environ["PATH"]])
     return verilator.__version__
+
+
+def testbench_environment(settings):
+    """The environment a simulator needs to run a testbench of this project with
+    ``settings`` (read there by :func:`testbench_parameters`)."""
+    return {_PARAMETERS_VARIABLE: json.dumps(settings),
+            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
 def testbench_parameters():
@@ -175,9 +182,7 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
         runner.test(
             test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
             test_dir=build_dir, testcase=testcase, seed=seed, waves=waves,
-            extra_env={_PARAMETERS_VARIABLE: json.dumps(settings),
-                       "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT),
-                                                      os.environ.get("PYTHONPATH", "")])},
+            extra_env=testbench_environment(settings),
             results_xml=str(results_xml),
         )
     except SystemExit as exit:

@@ -10,7 +10,6 @@ other machines without a shared file system) builds the shape itself first, once
 """
 
 import json
-import os
 import tempfile
 from pathlib import Path
 
@@ -49,9 +48,7 @@ def _start(build_dir, toplevel, settings, seed, folder):
     from cocotb_tools.runner import get_runner
     runner.verilator_environment()
     simulator = get_runner("verilator")
-    environment = {runner._PARAMETERS_VARIABLE: json.dumps(settings),
-                   "PYTHONPATH": os.pathsep.join([str(runner.PROJECT_ROOT),
-                                                  os.environ.get("PYTHONPATH", "")])}
+    environment = runner.testbench_environment(settings)
     try:
         simulator.test(test_module=TEST_MODULE, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
                        build_dir=build_dir, test_dir=folder, seed=seed, extra_env=environment,

@@ -7,7 +7,6 @@ payload, under a stall, the cocotb test fails with the monitor's message. This f
 also the cocotb test module of that simulation (the ``probe_*`` coroutines).
 """
 
-import json
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -128,7 +127,7 @@ def probe_build():
 
 
 def _run_probe(probe_build, fault):
-    from sim.runner import PROJECT_ROOT, _PARAMETERS_VARIABLE
+    from sim.runner import PROJECT_ROOT, testbench_environment
     runner, folder = probe_build
     results = folder / f"results_{fault}.xml"
     settings = {"design": {}, "fault": FAULTS[fault], "stall_probability": 0.5}
@@ -136,7 +135,7 @@ def _run_probe(probe_build, fault):
     try:
         runner.test(test_module=module, hdl_toplevel="monitor_probe", build_dir=folder,
                     test_dir=folder, seed=3, results_xml=str(results),
-                    extra_env={_PARAMETERS_VARIABLE: json.dumps(settings)})
+                    extra_env=testbench_environment(settings))
     except SystemExit:
         pass                                     # a failing cocotb run ends so under pytest
     cases = ElementTree.parse(results).getroot().iter("testcase")
