@@ -11,6 +11,7 @@ Exits 1 if any property fails or cannot be decided.
 """
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -48,9 +49,14 @@ def _proof_row(job, build, out):
               "timeout": "timeout", "error": "ERROR"}[outcome.status]
     if outcome.status == "pass" and mode == "bmc":
         result = f"pass to depth {depth}"
+    elif outcome.status == "pass" and mode == "cover":
+        result = f"pass: reached in step {outcome.reached}"
+    elif outcome.status == "fail" and mode == "cover":
+        result = f"FAIL: not reached in {depth} steps"
     elif outcome.status == "open":
         result = f"pass to depth {depth}, induction open"
-    method = "k-induction (smtbmc z3)" if mode == "prove" else "BMC (smtbmc z3)"
+    method = {"prove": "k-induction (smtbmc z3)", "bmc": "BMC (smtbmc z3)",
+              "cover": "cover (smtbmc z3)"}[mode]
     depth = f"k = {depth}" if mode == "prove" else f"{depth} cycles"
     return {"design": job.design, "property": _property_text(job), "method": method,
             "depth": depth, "result": result, "seconds": outcome.seconds,
@@ -62,11 +68,17 @@ def _property_text(job):
             "payload": f"{job.subject}: payload stable while stalled",
             "memory": f"{job.subject}: address below depth",
             "state": f"named states only: {job.subject}",
-            "invariant": job.subject}[job.kind]
+            "invariant": job.subject,
+            "cover": f"{job.subject}: a transfer is reachable"}[job.kind]
 
 
 def _slug(text):
-    return "".join(c if c.isalnum() else "_" for c in text)[:60]
+    """A folder name for a property (long names keep a hash: two PEs' invariants differ
+    only at their end)."""
+    slug = "".join(c if c.isalnum() else "_" for c in text)
+    if len(slug) <= 60:
+        return slug
+    return f"{slug[:51]}_{hashlib.sha1(text.encode()).hexdigest()[:8]}"
 
 
 def run_design(design, out, depth=None, progress=None):
@@ -104,11 +116,13 @@ def report(rows):
 
 
 def summary(rows):
-    """How many properties were proved, only bounded (induction open), and failed."""
+    """How many properties were proved, only bounded (induction open), covered, and failed."""
     proved = sum(row["result"] == "pass" for row in rows)
+    covered = sum(row["result"].startswith("pass: reached") for row in rows)
     failed = sum(_failed(row) for row in rows)
-    return (f"{len(rows)} properties: {proved} proved, {len(rows) - proved - failed} "
-            f"bounded only (BMC to the stated depth), {failed} failed or undecided")
+    return (f"{len(rows)} properties: {proved} proved, {len(rows) - proved - covered - failed} "
+            f"bounded only (BMC to the stated depth), {covered} covers reached, {failed} "
+            f"failed or undecided")
 
 
 def _failed(row):

@@ -1,6 +1,7 @@
 """What is proved about each design: the small parameters its proofs are built with, the
-inputs that abort its streams, its own invariants, the proof method and depth, and
-whether the proof belongs to the quick subset (the test suite's).
+inputs that abort its streams, its assumptions and invariants, the proof method and
+depth, the streams whose first transfer is covered, and whether the proof belongs to the
+quick subset (the test suite's).
 
 The designs and their default parameters are :data:`hw.designs.DESIGNS`; the parameters
 here override them with the smallest legal values, so that a solver can finish. What
@@ -10,8 +11,11 @@ each proof means and the measured times: ``docs/formal.md``.
 from dataclasses import dataclass, field
 
 from hw.designs import DESIGNS, component
-from hw.formal.harness import CHECKS, FormalHarness
+from hw.formal.harness import CHECKS, KINDS, FormalHarness
+from hw.formal.invariants import (partition_invariants, pe_invariants, sorter_invariants,
+                                  trainer_invariants)
 from hw.formal.properties import stream_ports
+from hw.system import REGISTERS
 
 __all__ = ["FormalBuild", "FORMAL", "Job", "jobs", "harness"]
 
@@ -19,6 +23,9 @@ __all__ = ["FormalBuild", "FORMAL", "Job", "jobs", "harness"]
 # features on one lane, two classes, depth 2.
 _SMALL_PE = {"max_rows": 4, "max_samples": 4, "feature_capacity": 2, "feature_lanes": 1,
              "code_bits": 2, "classes": 2, "max_depth": 2, "sparse_rows": 0}
+# The trainer (and the system's) at that PE: one PE, two trees.
+_PE_COUNT = 1
+_SMALL_TRAINER = {**_SMALL_PE, "pe_count": _PE_COUNT, "max_trees": 2, "radix_bits": 1}
 
 
 @dataclass(frozen=True)
@@ -28,9 +35,11 @@ class FormalBuild:
     ``parameters``: over the design's defaults. ``aborts``: 1-bit inputs that abandon the
     output streams' transfers; ``stops``: 1-bit error flags whose rise abandons them.
     ``invariants`` and ``assumptions`` (each justified in ``docs/formal.md``): name ->
-    function of the harness's :class:`hw.formal.harness.Internals`. ``mode`` and ``depth``: ``"prove"``
-    (k-induction, ``k = depth``) or ``"bmc"``; ``methods``: (kind, subject) -> (mode,
-    depth) for the properties proved otherwise. ``quick``: run in the test suite.
+    function of the harness's :class:`hw.formal.harness.Internals`. ``mode`` and
+    ``depth``: ``"prove"`` (k-induction, ``k = depth``) or ``"bmc"``; ``methods``: (kind,
+    subject) -> (mode, depth) for the properties proved otherwise. ``covers``: output
+    stream -> depth of a ``cover`` job (a transfer on that stream is reachable within it).
+    ``quick``: run in the test suite.
     """
     parameters: dict
     aborts: tuple = ()
@@ -38,6 +47,7 @@ class FormalBuild:
     assumptions: dict = field(default_factory=dict)
     methods: dict = field(default_factory=dict)
     invariants: dict = field(default_factory=dict)
+    covers: dict = field(default_factory=dict)
     mode: str = "prove"
     depth: int = 10
     quick: bool = False
@@ -45,21 +55,9 @@ class FormalBuild:
 
     def method(self, kind, subject):
         """(mode, depth) of one property."""
+        if kind == "cover":
+            return "cover", self.covers[subject]
         return self.methods.get((kind, subject), (self.mode, self.depth))
-
-
-def _sorter_invariants():
-    return {"rows loaded never exceed max_rows":
-            lambda s: s["row_count"] <= s.component.max_rows}
-
-
-def _partition_invariants():
-    depth = lambda s: s.component.max_segment
-    return {
-        "queue pointers below max_segment": lambda s: (s["head"] < depth(s)) & (s["tail"] < depth(s)),
-        "queue count never exceeds max_segment": lambda s: s["queued"] <= depth(s),
-        "previous segment's rows within the queue": lambda s: s["previous_left"] <= s["queued"],
-    }
 
 
 #: The PE's list server answers requests: a presorted word is offered only while a
@@ -70,10 +68,33 @@ _LISTS_ANSWER_REQUESTS = {
         lambda s: ~s.component.presorted.valid | (s["lists_received"] < s["lists_requested"])}
 
 
-def _pe_invariants():
-    return {"lists received <= lists requested <= lists needed":
-            lambda s: (s["lists_received"] <= s["lists_requested"])
-            & (s["lists_requested"] <= s["lists_needed"])}
+#: The PE's code server answers look-ups: a code is offered only while a look-up of the
+#: sparse fill has not been answered (the trainer's code servers answer each request
+#: once, in order, ``hw/trainer.py``).
+_CODES_ANSWER_LOOKUPS = {
+    "codes only for asked look-ups":
+        lambda s: ~s.component.codes.valid | (s["sparse._answered"] < s["sparse.looked_up"])}
+
+
+#: No start in the cycle after an accepted sparse-fill start or a prefetch
+#: (``start_prologue`` high), nor in the cycle a queued tree is promoted: the sparse
+#: fill's prologue (and the in-bag builder) would begin on that stale pulse while the
+#: start abandons its tree (two starts in a row: a counterexample in 3 cycles;
+#: ``docs/formal.md`` gives the RTL fix). In both cycles the PE is busy; the trainer
+#: starts only an idle PE (its invariant "idle while not assigned"), so it never does.
+_NO_START_ON_PULSES = {
+    "no start while the sparse fill's start pulse is high or a tree is promoted":
+        # (two signals of that name: the register and the sparse fill's input it drives)
+        lambda s: ~(s.component.start & (s.all(".start_prologue")[0] | s[".promoting"]))}
+
+
+#: The host does not write ``FLAGS`` while the trainer is busy: its bit 3 (export the
+#: trees) gates ``trees.valid`` directly, so a write in the middle of a stalled node
+#: would drop it (a counterexample at k = 3; ``docs/formal.md``).
+_FLAGS_KEPT_WHILE_BUSY = {
+    "FLAGS not written while the trainer is busy":
+        lambda s: ~(s.component.csr.write & (s.component.csr.address == REGISTERS["FLAGS"][0])
+                    & s["trainer.busy"])}
 
 
 #: Design name -> how it is proved.
@@ -81,7 +102,7 @@ FORMAL = {
     "tree_random": FormalBuild({"bound_bits": 2, "tree_index_bits": 1}, aborts=("start",),
                                quick=True),
     "radix_sorter": FormalBuild({"max_rows": 4, "code_bits": 2, "radix_bits": 1},
-                                invariants=_sorter_invariants(), quick=True),
+                                invariants=sorter_invariants(), quick=True),
     "inbag_builder": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                   "tree_index_bits": 1, "lanes": 1}, aborts=("start",),
                                  quick=True),
@@ -89,18 +110,31 @@ FORMAL = {
                                 quick=True),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                    "address_bits": 3, "max_segment": 3},
-                                  invariants=_partition_invariants(), quick=True),
+                                  invariants=partition_invariants(), quick=True),
     "inference_engine": FormalBuild({
         "max_trees": 2, "max_nodes_per_tree": 3, "feature_capacity": 2, "code_bits": 2,
         "classes": 2, "count_bits": 2, "max_depth": 1, "traversal_stages": 1}),
-    "processing_element": FormalBuild({**_SMALL_PE, "tree_index_bits": 1},
+    "processing_element": FormalBuild({**_SMALL_PE, "tree_index_bits": 1, "sparse_rows": 1},
                                       aborts=("start",), stops=("bad_input",), depth=3,
-                                      invariants=_pe_invariants(),
-                                      assumptions=_LISTS_ANSWER_REQUESTS),
-    "forest_trainer": FormalBuild({**_SMALL_PE, "pe_count": 1, "max_trees": 2, "radix_bits": 1},
-                                  aborts=("start",), depth=3),
-    "forest_system": FormalBuild({**_SMALL_PE, "pe_count": 1, "max_trees": 2, "radix_bits": 1,
-                                  "traversal_stages": 1}, depth=3),
+                                      invariants=pe_invariants(),
+                                      assumptions={**_LISTS_ANSWER_REQUESTS,
+                                                   **_CODES_ANSWER_LOOKUPS,
+                                                   **_NO_START_ON_PULSES},
+                                      covers={"list_requests": 5, "nodes": 15}),
+    "forest_trainer": FormalBuild(_SMALL_TRAINER, aborts=("start",), depth=3,
+                                  invariants={**pe_invariants("pe0", servers=False),
+                                              **trainer_invariants("", _PE_COUNT)}),
+    "forest_system": FormalBuild({**_SMALL_TRAINER, "traversal_stages": 1}, depth=3,
+                                 assumptions=_FLAGS_KEPT_WHILE_BUSY,
+                                 invariants={**pe_invariants("trainer.pe0", servers=False),
+                                             **trainer_invariants("trainer", _PE_COUNT)},
+                                 covers={"predictions": 5}),
+    # The system behind Avalon-MM: no stream ports (its Avalon-MM bus rules are not
+    # stated here); its memories, named states and the system's invariants.
+    "forest_top": FormalBuild({**_SMALL_TRAINER, "traversal_stages": 1, "read_fifo_depth": 2},
+                              depth=3,
+                              invariants={**pe_invariants("system.trainer.pe0", servers=False),
+                                          **trainer_invariants("system.trainer", _PE_COUNT)}),
 }
 
 
@@ -119,12 +153,17 @@ class Job:
 def harness(design, only=None, checks=CHECKS, build=None):
     """The formal harness of ``design`` (its catalogue build, or ``build``).
 
-    ``only``: the (kind, subject) pairs to assert; the design's invariants are asserted
-    with them whatever ``only`` says (they are the lemmas an induction step may need, and
-    a proof passes only if they hold too)."""
+    ``only``: the (kind, subject) pairs to assert; the design's invariants and its named
+    states are asserted with them whatever ``only`` says (they are the lemmas an induction
+    step may need, and a proof passes only if they hold too)."""
     build = build or FORMAL[design]
+    if only is not None and any(kind == "cover" for kind, _ in only):
+        checks = KINDS
     if only is not None:
-        only = [*only, *(("invariant", name) for name in build.invariants)]
+        planned = FormalHarness(component(design, build.parameters), checks,
+                                aborts=build.aborts, stops=build.stops).plan()
+        only = [*only, *(("invariant", name) for name in build.invariants),
+                *(item for item in planned if item[0] == "state")]
     return FormalHarness(component(design, build.parameters), checks, aborts=build.aborts,
                          stops=build.stops, invariants=build.invariants,
                          assumptions=build.assumptions, only=only)
@@ -139,4 +178,8 @@ def jobs(design, build=None):
     planned = harness(design, build=build)
     outputs = [port.name for port in stream_ports(planned.component) if port.output]
     found = [Job(design, "combinational", name) for name in outputs]
-    return found + [Job(design, kind, subject) for kind, subject in planned.plan()]
+    unknown = set(build.covers) - set(outputs)
+    if unknown:
+        raise KeyError(f"covers of {design} name no output stream: {sorted(unknown)}")
+    return (found + [Job(design, kind, subject) for kind, subject in planned.plan()]
+            + [Job(design, "cover", name) for name in outputs if name in build.covers])

@@ -12,7 +12,9 @@ Properties (the ``checks`` a harness is built with):
 * ``state``: no FSM state or enumerated register holds a value without a name (one
   property for all of them);
 * ``invariant``: the block's own invariants, given as ``invariants`` (name -> function of
-  the harness's :class:`Internals`, returning a 1-bit value).
+  the harness's :class:`Internals`, returning a 1-bit value);
+* ``cover`` (not a default check): on every output stream, a transfer is reachable (a
+  ``Cover`` of ``valid & ready``, for SymbiYosys's cover mode).
 
 Both stream rules hold "until the transfer or an abort": a cycle with the domain's reset
 or one of the named ``aborts`` inputs high (e.g. a ``start`` that abandons the work in
@@ -23,29 +25,44 @@ the same rules (a reset releases them too). The history registers of the harness
 reset-less and start from a cycle with no obligation.
 """
 
-from amaranth.hdl import Assert, Assume, Cat, Const, Elaboratable, Fragment, Module, ResetSignal, Signal
+from amaranth.hdl import (Assert, Assume, Cat, Const, Cover, Elaboratable, Fragment, Module,
+                          ResetSignal, Signal)
 from amaranth.hdl._ast import AnySeq
+from amaranth.lib import wiring
 
-from hw.formal.properties import (driven_signals, fragment_of, input_ports, memory_bounds,
-                                  output_ports, state_bounds, stream_ports)
+from hw.formal.properties import (_fragments, driven_signals, fragment_of, input_ports,
+                                  memory_bounds, output_ports, state_bounds, stream_ports)
 
-__all__ = ["CHECKS", "FormalHarness", "Internals"]
+__all__ = ["CHECKS", "KINDS", "FormalHarness", "Internals"]
 
-#: Every property kind a harness can assert.
+#: Every property kind a harness asserts by default.
 CHECKS = ("valid", "payload", "memory", "state", "invariant")
+#: Every kind a harness can place: the checks, and ``cover`` (a transfer on each output
+#: stream is reachable: a ``Cover`` for a cover trace, against vacuous proofs).
+KINDS = (*CHECKS, "cover")
 
 
 class Internals:
     """Signals of the elaborated component found by name (for the block's invariants):
-    ``internals["row_count"]`` is the one internal signal of that name (the component's
-    own ports are ``internals.component``'s); ambiguous or missing names raise
-    ``KeyError``."""
+    ``internals["row_count"]`` is the one internal signal of that name, and
+    ``internals["lane0.fsm_state"]`` the one of that name in that submodule (a dotted
+    path of submodule names; ``".fsm_state"`` for the top's own, ports included); the
+    component's own ports are also ``internals.component``'s. Ambiguous or missing names
+    raise ``KeyError``; :meth:`block` gives the component elaborated at a path."""
 
     def __init__(self, component, fragment):
         self.component = component
         self._by_name = {}
         ports = {id(value) for _, value in output_ports(component)}
-        for _, signal in driven_signals(fragment):
+        self._blocks = {}
+        for path, child in _fragments(fragment):
+            found = [origin for origin in getattr(child, "origins", None) or ()
+                     if isinstance(origin, wiring.Component)]
+            if found:
+                self._blocks[".".join(path)] = found[0]
+        for path, signal in driven_signals(fragment):
+            self._by_name.setdefault(".".join((*path, signal.name)) if path
+                                     else f".{signal.name}", []).append(signal)
             if id(signal) not in ports:
                 self._by_name.setdefault(signal.name, []).append(signal)
 
@@ -55,6 +72,12 @@ class Internals:
             raise KeyError(f"{len(found)} signals named {name!r} in "
                            f"{type(self.component).__name__}")
         return found[0]
+
+    def block(self, path):
+        """The component elaborated at ``path`` (dotted submodule names, ``""``: the top)."""
+        if path not in self._blocks:
+            raise KeyError(f"no component at {path!r} in {type(self.component).__name__}")
+        return self._blocks[path]
 
     def all(self, name):
         """Every signal named ``name``."""
@@ -90,9 +113,9 @@ class FormalHarness(Elaboratable):
 
     def __init__(self, component, checks=CHECKS, *, aborts=(), stops=(), invariants=None,
                  assumptions=None, only=None):
-        unknown = set(checks) - set(CHECKS)
+        unknown = set(checks) - set(KINDS)
         if unknown:
-            raise ValueError(f"unknown checks {sorted(unknown)}; known: {', '.join(CHECKS)}")
+            raise ValueError(f"unknown checks {sorted(unknown)}; known: {', '.join(KINDS)}")
         self.component = component
         self.checks = tuple(checks)
         self.aborts = tuple(aborts)
@@ -153,6 +176,7 @@ class FormalHarness(Elaboratable):
             return
         self._assert(m, "valid", port.name, ~obliged | held)
         self._assert(m, "payload", port.name, ~obliged | same)
+        self._assert(m, "cover", port.name, interface.valid & interface.ready, Cover)
 
     def _state(self, m, fragment, internals):
         """Memory bounds, named states, the block's invariants; the named assumptions."""
@@ -167,12 +191,12 @@ class FormalHarness(Elaboratable):
         for name, invariant in self.invariants.items():
             self._assert(m, "invariant", name, invariant(internals))
 
-    def _assert(self, m, kind, name, holds):
+    def _assert(self, m, kind, name, holds, statement=Assert):
         if kind not in self.checks:
             return
         self.properties.append((kind, name))
         if self.only is None or (kind, name) in self.only:
-            m.d.comb += Assert(holds, f"{kind}: {name}")
+            m.d.comb += statement(holds, f"{kind}: {name}")
 
     def plan(self):
         """The (kind, name) pairs of every property the harness has (elaborates it)."""

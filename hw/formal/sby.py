@@ -56,15 +56,20 @@ class Outcome:
     trace: str = None
     failed: list = field(default_factory=list)
     log: str = ""
+    reached: int = None
+
 
     @property
     def method(self):
         if self.mode == "prove":
             return f"k-induction, k={self.depth}"
+        if self.mode == "cover":
+            return f"cover, up to depth {self.depth}"
         return f"BMC, depth {self.depth}"
 
 
 _FAILED = re.compile(r"failed assertion (\S+) at (\S+)")
+_REACHED = re.compile(r"[Rr]eached cover statement .*step (\d+)")
 
 
 def _outcome(workdir, mode, depth, seconds, returncode, log):
@@ -82,15 +87,19 @@ def _outcome(workdir, mode, depth, seconds, returncode, log):
         status = "timeout"
     else:
         status = "error"
-    return Outcome(status, mode, depth, seconds, trace, failed, log)
+    reached = [int(step) for step in _REACHED.findall(log)]
+    return Outcome(status, mode, depth, seconds, trace, failed, log,
+                   max(reached) if reached and status == "pass" else None)
 
 
 def prove(harness, workdir, *, mode="prove", depth=10, timeout=600, name="top"):
     """Prove the assertions of ``harness`` (an Elaboratable, e.g. a
     :class:`hw.formal.FormalHarness`) with SymbiYosys in ``workdir`` (replaced).
 
-    ``mode``: ``"prove"`` (k-induction with ``k = depth``) or ``"bmc"`` (bounded model
-    check of ``depth`` cycles from the initial state). Returns an :class:`Outcome`.
+    ``mode``: ``"prove"`` (k-induction with ``k = depth``), ``"bmc"`` (bounded model
+    check of ``depth`` cycles from the initial state) or ``"cover"`` (every ``Cover`` reached
+    within ``depth`` cycles: ``reached`` is the step of the last, ``trace`` a witness).
+    Returns an :class:`Outcome`.
     """
     workdir = Path(workdir)
     if workdir.exists():

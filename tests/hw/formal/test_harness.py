@@ -126,3 +126,58 @@ def test_input_streams_are_assumed_and_output_streams_asserted():
     ports = {port.name: port.output for port in stream_ports(harness.component)}
     assert ports == {"input": False, "output": True}
     assert harness.plan() == [("valid", "output"), ("payload", "output")]
+
+
+class Silent(wiring.Component):
+    """An output stream that is never valid: every stream rule holds, vacuously."""
+
+    def __init__(self):
+        super().__init__({"output": Out(stream.Signature(4))})
+
+    def elaborate(self, platform):
+        return Module()
+
+
+def test_a_cover_finds_a_transfer_and_a_dead_stream_is_told_apart(tmp_path):
+    # The silent stream passes the stream rules like the slice: only the cover tells
+    # that nothing can ever move on it.
+    assert _prove(tmp_path, Silent(), ("valid", "payload"), mode="prove", depth=2).status == "pass"
+    reached = _prove(tmp_path, Slice(), ("cover",), mode="cover", depth=5)
+    assert reached.status == "pass" and reached.reached == 1, reached.log   # loaded, then sent
+    assert reached.trace is not None
+    dead = _prove(tmp_path, Silent(), ("cover",), mode="cover", depth=5)
+    assert dead.status == "fail" and dead.reached is None, dead.log
+
+
+class Nested(wiring.Component):
+    """A block inside a block, each with a register called ``count``."""
+
+    def __init__(self, inner=None):
+        self.inner = inner
+        super().__init__({"go": In(1), "total": Out(4)})
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(4, name="count")
+        m.d.sync += count.eq(count + self.go)
+        m.d.comb += self.total.eq(count)
+        if self.inner is not None:
+            m.submodules.inner = self.inner
+            m.d.comb += self.inner.go.eq(self.go)
+        return m
+
+
+def test_internals_find_signals_by_dotted_path_and_blocks_by_path():
+    from amaranth.hdl import Fragment
+
+    from hw.formal.harness import Internals
+    inner = Nested()
+    outer = Nested(inner)
+    internals = Internals(outer, Fragment.get(outer, None))
+    with pytest.raises(KeyError, match="2 signals named 'count'"):
+        internals["count"]
+    assert internals[".count"] is not internals["inner.count"]
+    assert internals["inner.total"] is inner.total     # a port of an inner block, by path
+    assert internals.block("") is outer and internals.block("inner") is inner
+    with pytest.raises(KeyError, match="no component at 'nowhere'"):
+        internals.block("nowhere")

@@ -1,0 +1,136 @@
+"""The designs' own invariants, asserted in every proof of their design (so an induction
+step may use them as lemmas; a proof passes only if they hold too). Each is a function
+of the harness's :class:`hw.formal.harness.Internals`; ``docs/formal.md`` lists them and
+says why each holds.
+
+The PE's and the trainer's invariants take the dotted path of the block inside the
+design (``""`` for the design itself, ``"pe0"`` inside the trainer, ``"trainer.pe0"``
+inside the system), so that a design is proved with the invariants of the blocks it
+contains.
+"""
+
+from amaranth.hdl import Cat
+from amaranth.lib import data
+
+__all__ = ["in_states", "sorter_invariants", "partition_invariants", "pe_invariants",
+           "trainer_invariants"]
+
+
+def in_states(signal, *names):
+    """``signal`` (an FSM state register) holds one of the states ``names``."""
+    found = {}
+    for value in range(1 << len(signal)):
+        try:
+            found[str(signal.decoder(value)).rsplit("/", 1)[0]] = value   # "Idle/0"
+        except (KeyError, IndexError):
+            continue
+    values = [found[name] for name in names if name in found]
+    missing = set(names) - set(found)
+    if missing:
+        raise KeyError(f"{signal.name} has no state {sorted(missing)}")
+    return signal.matches(*values)
+
+
+def _key(prefix, name):
+    """The :class:`Internals` key of signal ``name`` of the block at ``prefix``."""
+    if prefix:
+        return f"{prefix}.{name}"
+    return name if "." in name else f".{name}"
+
+
+def sorter_invariants():
+    return {"rows loaded never exceed max_rows":
+            lambda s: s["row_count"] <= s.component.max_rows}
+
+
+def partition_invariants():
+    depth = lambda s: s.component.max_segment
+    return {
+        "queue pointers below max_segment": lambda s: (s["head"] < depth(s)) & (s["tail"] < depth(s)),
+        "queue count never exceeds max_segment": lambda s: s["queued"] <= depth(s),
+        "previous segment's rows within the queue": lambda s: s["previous_left"] <= s["queued"],
+    }
+
+
+def pe_invariants(prefix="", servers=True):
+    """The PE's error stops (the controller goes Idle with them), its node counters and
+    its sparse fill's hand-over; with ``servers``, its list and look-up counters, which
+    hold only if its list and code servers answer requests (the PE's own proofs assume
+    so; the trainer's and the system's, with the real servers, do not assert them)."""
+    at = lambda s, name: s[_key(prefix, name)]
+    where = f" ({prefix})" if prefix else ""
+    errors = ("bad_input", "inbag_overflow", "node_overflow", "depth_overflow")
+    found = {
+        f"an error stop leaves the PE idle{where}":
+            lambda s: ~Cat(at(s, name) for name in errors).any()
+            | in_states(at(s, "fsm_state"), "Idle"),
+    }
+    review = ("Review the node", "Wait for the scans", "Check constant features",
+              "Wait for the constant check", "Draw a feature", "Swap", "Visit the drawn feature",
+              "Decide", "Write the left child", "Write the right child")
+    found[f"node <= level end <= nodes created <= max_nodes, node < level end in review{where}"] = (
+        lambda s: (at(s, "node") <= at(s, "level_end"))
+        & (at(s, "level_end") <= at(s, "next_node"))
+        & (at(s, "next_node") <= _max_nodes(s, prefix))
+        & (~in_states(at(s, "fsm_state"), *review) | (at(s, "node") < at(s, "level_end"))))
+    before_root = ("Wait for the prologue", "Draw the bootstrap", "Draw the tree's feature",
+                   "Fill the lists", "Write the root")
+    found[f"past the prologue only from the root on{where}"] = (
+        lambda s: ~at(s, "past_prologue") | ~in_states(at(s, "fsm_state"), *before_root))
+    found[f"the sparse fill works for the tree waiting for it or a prefetched one{where}"] = (
+        lambda s: in_states(at(s, "sparse.prologue_state"), "Idle") | at(s, "prefetched")
+        | in_states(at(s, "fsm_state"), "Wait for the prologue"))
+    found[f"a prefetch only for a queued sparse-fill tree{where}"] = (
+        lambda s: ~at(s, "prefetched") | in_states(at(s, "fsm_state"), "Idle")
+        | (at(s, "queued") & _config(s, prefix, "queued_config").sparse))
+    if servers:
+        found[f"sparse fill: look-ups answered <= asked <= rows drawn{where}"] = (
+            lambda s: ~in_states(at(s, "sparse.prologue_state"), "Draw the tree's feature",
+                                 "Look up the drawn rows")
+            | ((at(s, "sparse._answered") <= at(s, "sparse.looked_up"))
+               & (at(s, "sparse.looked_up") <= at(s, "sparse.drawn_count"))))
+        found[f"lists received <= lists requested <= lists needed{where}"] = (
+            lambda s: (at(s, "lists_received") <= at(s, "lists_requested"))
+            & (at(s, "lists_requested") <= at(s, "lists_needed")))
+    return found
+
+
+def _max_nodes(s, prefix):
+    """The node memory's depth of the PE at ``prefix``."""
+    return s.block(prefix).max_nodes
+
+
+def _config(s, prefix, name):
+    """The configuration register ``name`` of the PE at ``prefix``, as its layout."""
+    return data.View(s.block(prefix).geometry.config_layout, s[_key(prefix, name)])
+
+
+def _ones(value):
+    return sum(value[index] for index in range(len(value)))
+
+
+def trainer_invariants(prefix="", pe_count=1):
+    """The trainer's dispatch and merge counters; its PEs (reset on an accepted start)."""
+    at = lambda s, name: s[_key(prefix, name)]
+    # ``trees_done``: the port and the register that drives it, equal.
+    done = lambda s: s.all(_key(prefix, "trees_done"))[0]
+    where = f" ({prefix})" if prefix else ""
+    return {
+        f"trees done + trees on the PEs = trees dispatched <= n_trees{where}":
+            lambda s: (done(s) + _ones(at(s, "assigned")) + _ones(at(s, "has_queued"))
+                       == at(s, "next_tree")) & (at(s, "next_tree") <= at(s, "n_trees")),
+        f"a queued tree only behind an assigned one{where}":
+            lambda s: (at(s, "has_queued") & ~at(s, "assigned")) == 0,
+        f"the merge locks only on an assigned PE, in Train{where}":
+            lambda s: ~at(s, "locked") | (at(s, "assigned").bit_select(at(s, "owner"), 1)
+                                          & in_states(at(s, "fsm_state"), "Train")),
+        **{f"pe{index} idle while not assigned, outside the trainer's Idle{where}":
+           (lambda s, index=index: ~in_states(at(s, "fsm_state"), "Presort", "Train")
+            | at(s, "assigned")[index]
+            | in_states(at(s, f"pe{index}.fsm_state"), "Idle"))
+           for index in range(pe_count)},
+        **{f"pe{index} holds a queued tree only if the trainer queued one{where}":
+           (lambda s, index=index: ~in_states(at(s, "fsm_state"), "Presort", "Train")
+            | ~at(s, f"pe{index}.queued") | at(s, "has_queued")[index])
+           for index in range(pe_count)},
+    }
