@@ -11,7 +11,7 @@ from cocotb.triggers import ClockCycles
 
 from hw.system import REGISTERS
 from sim.host.driver import HostDriver, SystemError_
-from sim.coverage import coverage_for
+from sim.coverage import bins as coverage_bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sim.support.trees import assert_trees_equal, depth_overflow_expected
 from sw.methods.forest.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
@@ -47,8 +47,10 @@ class SystemTestbench(StreamTestbench):
         host = self.host
         await host.load_dataset(codes, labels)
         expected = train_forest(codes, labels, params, seed, n_trees)
-        if any(depth_overflow_expected(codes, labels, params, seed, tree, host.capacity.max_depth)
-               for tree in range(n_trees)):
+        overflow = any(depth_overflow_expected(codes, labels, params, seed, tree, host.capacity.max_depth)
+                       for tree in range(n_trees))
+        self.coverage.record(coverage_bins.forest_case, n_trees, None, overflow, params.thesis_mode)
+        if overflow:
             # A tree deeper than the build holds stops training with a named error.
             try:
                 await host.train(params, seed, n_trees)
@@ -78,6 +80,7 @@ class SystemTestbench(StreamTestbench):
         correct = int(np.count_nonzero(want_votes.argmax(axis=1) == test_labels))
         assert (await host.read("ROWS_SEEN"), await host.read("ROWS_LABELLED"),
                 await host.read("ROWS_CORRECT")) == (len(test), len(test), correct), f"{label}: counters"
+        self.coverage.hit("forest", "inference after training")
         return expected
 
 
@@ -122,6 +125,7 @@ async def host_loaded_forest_predicts_as_model(dut):
     predicted, votes, _, _ = await tb.host.predict(codes)
     assert np.array_equal(votes[:, :params.n_classes], forest_votes(trees, codes, params.n_classes))
     assert await tb.host.read("ROWS_LABELLED") == 0
+    tb.coverage.hit("forest", "host-loaded forest")
 
 
 @cocotb.test()
@@ -141,6 +145,7 @@ async def bad_configurations_raise_flags(dut):
         await ClockCycles(dut.clk, 10)
         status = await host.status()
         assert status["bad_config"] and not status["busy"], f"{label}: {status}"
+        tb.coverage.hit("refusal", label)
     # A value wider than the hardware's port is refused, never truncated into a valid one.
     await host.configure(params, 1, 2)
     await host.write("N_ROWS", 10 + (1 << 20))
@@ -148,12 +153,14 @@ async def bad_configurations_raise_flags(dut):
     await ClockCycles(dut.clk, 10)
     status = await host.status()
     assert status["value_too_wide"] and not status["busy"], f"too wide: {status}"
+    tb.coverage.hit("refusal", "value too wide")
     # Training with a bad configuration raises in the driver, naming the flag.
     await host.write("N_ROWS", 10)
     try:
         await host.train(TrainingParameters(n_classes=2, max_depth=3, max_samples=10, features_per_split=2), 1, 0)
     except SystemError_ as error:
         assert "bad_config" in str(error)
+        tb.coverage.hit("refusal", "training zero trees")
     else:
         raise AssertionError("training zero trees was not refused")
     # And a good forest afterwards.
@@ -173,3 +180,4 @@ async def reset_in_the_middle_then_again(dut):
     await tb.reset()
     codes, labels, params, seed, n_trees = tb.random_forest()
     await tb.check_train_and_predict(codes, labels, params, seed, n_trees, "after reset")
+    tb.coverage.hit("reset", "while busy")

@@ -11,7 +11,7 @@ import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.trainer import dataset_layout, forest_node_layout
-from sim.coverage import coverage_for
+from sim.coverage import bins as coverage_bins, coverage_for
 from sim.support.testbench import StreamTestbench
 from sim.support.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
                        depth_overflow_expected, inbag_overflow_expected, quantised_dataset, tree_budget,
@@ -100,6 +100,7 @@ class ForestTestbench(StreamTestbench):
         self.configure(n_rows, n_features, n_trees, params, seed)
         expected = train_forest(codes, labels, params, seed, n_trees)
         overflowing = self.overflowing_trees(codes, labels, params, seed, n_trees)
+        self.coverage.record(coverage_bins.forest_case, n_trees, self.design["pe_count"], overflowing, params.thesis_mode)
         depth = self.max_depth if overflowing else max(int(tree.depth.max()) for tree in expected)
         lists = 1 if params.thesis_mode else n_features
         per_tree = tree_budget(n_rows, n_features, depth, lists, self.design["feature_lanes"])
@@ -255,6 +256,7 @@ async def bad_configurations_are_flagged(dut):
         await ClockCycles(dut.clk, 20)
         await ReadOnly()
         assert int(dut.bad_config.value) == 1 and int(dut.busy.value) == 0, f"{label}: not refused"
+        tb.coverage.hit("refusal", label)
         await RisingEdge(dut.clk)
     # A row cut short raises dataset_error, and start is then refused: a row of lanes + 1
     # features takes two beats, and the first already says last.
@@ -266,6 +268,7 @@ async def bad_configurations_are_flagged(dut):
     await ClockCycles(dut.clk, 2)
     await ReadOnly()
     assert int(dut.dataset_error.value) == 1, "a row cut short was not flagged"
+    tb.coverage.hit("refusal", "dataset error")
     await RisingEdge(dut.clk)
     # Start while busy is flagged and ignored: the forest still equals the model.
     await tb.load(codes, labels)
@@ -278,6 +281,7 @@ async def bad_configurations_are_flagged(dut):
     await tb.wait_until_finished(200000, "start while busy")
     await ReadOnly()
     assert int(dut.start_while_busy.value) == 1, "start while busy not flagged"
+    tb.coverage.hit("refusal", "start while busy")
     await RisingEdge(dut.clk)
     trees = tb.trees_from_nodes(2)
     assert sorted(trees) == [0, 1, 2], "the forest was disturbed by a start while busy"
@@ -298,3 +302,4 @@ async def reset_in_the_middle_then_again(dut):
         await tb.reset()
         codes, labels, params, seed, n_trees = tb.random_forest()
         await tb.check_forest(codes, labels, params, seed, n_trees, f"after reset {case}")
+        tb.coverage.hit("reset", "while busy")

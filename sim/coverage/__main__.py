@@ -1,7 +1,9 @@
 """``python -m sim.coverage --out DIR`` (``make coverage``): run the testbenches with
 coverage on, merge their databases and write ``coverage.md`` and ``coverage.json`` to DIR.
 
-The exit status is 1 when a bin is neither hit nor explained (``sim.coverage.bins.EXPLANATIONS``).
+Before the merge, the proofs of :mod:`sim.coverage.proofs` run (or come from their cache,
+keyed by the digest of ``hw/``): a bin proved unreachable is no bin of the list. The exit
+status is 1 when a listed bin is not hit.
 """
 
 import argparse
@@ -11,6 +13,7 @@ import time
 from pathlib import Path
 
 from sim.coverage.database import classify, load, markdown_report, merge, summary
+from sim.coverage.proofs import proved, run_proofs
 from sim.runner import BUILD_ROOT, simulate
 
 __all__ = ["RUNS", "run_all", "main"]
@@ -19,6 +22,14 @@ _PE_SMALL = {"max_rows": 64, "max_samples": 64, "feature_capacity": 8, "feature_
              "code_bits": 8, "classes": 4, "max_depth": 8, "sparse_rows": 32}
 _PE_SHORT = {"max_rows": 100, "max_samples": 40, "max_inbag_rows": 24, "feature_capacity": 6,
              "feature_lanes": 2, "code_bits": 12, "classes": 2, "max_depth": 12}
+# The builds of tests/sim/test_tb_trainer.py and test_tb_system.py (two PEs; the trainer's
+# lists shorter than its rows, so that bootstraps overflow them too).
+_TRAINER_SMALL = {"pe_count": 2, "max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64,
+                  "max_inbag_rows": 44, "feature_capacity": 8, "feature_lanes": 4, "code_bits": 8,
+                  "classes": 4, "max_depth": 8, "sparse_rows": 16}
+_SYSTEM_SMALL = {"pe_count": 2, "max_trees": 8, "radix_bits": 4, "traversal_stages": 1, "max_rows": 48,
+                 "max_samples": 48, "feature_capacity": 6, "feature_lanes": 2, "code_bits": 8, "classes": 4,
+                 "max_depth": 8}
 
 #: name -> (design, cocotb module, design parameters, testbench settings, seed): builds small
 #: enough that the segment, list and capacity limits are reached by the random cases.
@@ -44,6 +55,10 @@ RUNS = {
     "pe": ("processing_element", "sim.tb_pe", _PE_SMALL, {"random_cases": 70}, 101),
     "pe_corners": ("processing_element", "sim.coverage.tb_pe_corners", _PE_SMALL, {}, 106),
     "pe_short_lists": ("processing_element", "sim.tb_pe", _PE_SHORT, {"random_cases": 40}, 104),
+    "trainer": ("forest_trainer", "sim.tb_trainer", _TRAINER_SMALL, {"random_forests": 6, "stopped_forests": 2}, 202),
+    "system": ("forest_system", "sim.tb_system", _SYSTEM_SMALL, {"random_forests": 6}, 301),
+    "trainer_corners": ("forest_trainer", "sim.coverage.tb_trainer_corners", _TRAINER_SMALL, {}, 203),
+    "system_corners": ("forest_system", "sim.coverage.tb_system_corners", _SYSTEM_SMALL, {}, 302),
 }
 
 
@@ -69,6 +84,8 @@ def main(argv=None):
                         help="report the databases of an earlier run without simulating")
     parser.add_argument("--databases", default=str(BUILD_ROOT / "coverage"),
                         help="folder of the runs' databases (default: %(default)s)")
+    parser.add_argument("--no-proofs", action="store_true",
+                        help="skip the unreachability proofs (their bins then stay listed)")
     arguments = parser.parse_args(argv)
     names = arguments.runs or list(RUNS)
     folder = Path(arguments.databases)
@@ -76,18 +93,22 @@ def main(argv=None):
     started = time.monotonic()
     paths = [folder / f"{name}.json" for name in names] if arguments.merge_only else run_all(names, folder)
     seconds = None if arguments.merge_only else time.monotonic() - started
-    classified = classify(merge(load(paths)))
+    proofs = [] if arguments.no_proofs else run_proofs(folder=folder / "proofs")
+    classified = classify(merge(load(paths)), proved(proofs))
     runs = [f"{name}: {RUNS[name][0]} {RUNS[name][1]} {RUNS[name][2] or 'default build'} seed {RUNS[name][4]}"
             for name in names]
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "coverage.md").write_text(markdown_report(classified, runs, seconds))
-    (out / "coverage.json").write_text(json.dumps({"runs": runs, "seconds": seconds, "bins": classified}, indent=1))
+    (out / "coverage.md").write_text(markdown_report(classified, runs, seconds, proofs))
+    (out / "coverage.json").write_text(json.dumps({"runs": runs, "seconds": seconds, "bins": classified,
+                                                   "proofs": proofs}, indent=1))
     table = summary(classified)
     missed = [record for record in classified if record["status"] == "missed"]
     for (block, kind), row in table.items():
-        print(f"{block:20s} {kind:15s} {row['hit']:4d} hit {row['explained']:4d} explained "
-              f"{row['missed']:4d} missed of {row['total']}")
+        print(f"{block:20s} {kind:15s} {row['hit']:4d} hit {row['missed']:4d} missed of {row['total']} "
+              f"({row['unreachable']} proved unreachable)")
+    for proof in proofs:
+        print(f"proof {proof['status']:7s} {proof['method']:18s} {proof['statement']}")
     for record in missed:
         print(f"MISSED {record['block']} {record['kind']} {record['group']!r} {record['bin']!r}")
     print(f"wrote {out / 'coverage.md'} and {out / 'coverage.json'}")

@@ -1,5 +1,5 @@
 """The coverage bins: what each means, the classifiers that find them in a testbench's
-case, and the explanations of bins a run may leave unhit.
+case (bins a run may not leave unhit: see :mod:`sim.coverage.proofs` for the ones proved unreachable).
 
 Three kinds of bins:
 
@@ -14,12 +14,11 @@ Three kinds of bins:
 """
 
 from fractions import Fraction
-from fnmatch import fnmatchcase
 
 import numpy as np
 
-__all__ = ["CASE_BINS", "STREAM_BINS", "FSM_MEANINGS", "EXPLANATIONS", "UNSAMPLED", "explanation",
-           "gini_segment", "sorter_list", "inbag_tree", "partition_job", "pe_tree"]
+__all__ = ["CASE_BINS", "STREAM_BINS", "FSM_MEANINGS", "UNSAMPLED",
+           "gini_segment", "sorter_list", "inbag_tree", "partition_job", "pe_tree", "forest_case"]
 
 _BOUNDARY = {"exactly at": "equal to the limit", "one below": "the limit minus one",
              "one above": "the limit plus one"}
@@ -82,6 +81,31 @@ CASE_BINS = {
         "mode": {"forest": "a forest-mode tree", "thesis": "a thesis-mode tree (one feature)",
                  "sparse fill": "a thesis-mode bootstrap small enough for the sparse fill"},
     },
+    "forest_trainer": {
+        "forest": {"every PE busy": "a forest of at least as many trees as PEs (every PE gets a tree)",
+                   "fewer trees than PEs": "a forest of fewer trees than PEs (some PEs stay idle)",
+                   "forest mode": "a forest-mode forest", "thesis mode": "a thesis-mode forest"},
+        "outcome": {"done": "every tree came out and matched the model",
+                    "tree error": "a tree the PEs cannot hold (too deep, or too many distinct "
+                                  "in-bag rows) stops the forest with tree_error"},
+        "refusal": {label: f"start is refused with bad_config: {label}"
+                    for label in ("no trees", "rows not loaded", "features not loaded", "too many trees")}
+        | {"dataset error": "a row cut short by last raises dataset_error",
+           "start while busy": "a start during a forest is flagged and ignored"},
+        "reset": {"while busy": "a reset in the middle of a forest, then a forest that matches the model"},
+    },
+    "forest_system": {
+        "forest": {"inference after training": "the trained forest predicts rows as the model does",
+                   "host-loaded forest": "a forest written by the host predicts as the model does",
+                   "forest mode": "a forest-mode forest", "thesis mode": "a thesis-mode forest"},
+        "outcome": {"done": "every tree came out and matched the model",
+                    "tree error": "a tree deeper than the build holds stops training with tree_error"},
+        "refusal": {label: f"start is refused with bad_config: {label}"
+                    for label in ("no trees", "rows not loaded", "too many trees")}
+        | {"value too wide": "a register value wider than its port is refused (value_too_wide)",
+           "training zero trees": "the host driver's train() of zero trees raises, naming bad_config"},
+        "reset": {"while busy": "a reset in the middle of training, then a forest that matches the model"},
+    },
 }
 
 #: role -> driver counter -> meaning.
@@ -98,46 +122,8 @@ FSM_MEANINGS = {"fsm state": "the FSM was in this state for at least one cycle",
                 "fsm transition": "the FSM went from the first state to the second "
                                   "(an m.next of the design)"}
 
-#: (design, kind, group pattern, bin pattern, why the bin may stay unhit), fnmatch patterns.
+#: Why a stream counter has no hits at all (None): the driver keeps no such counter.
 UNSAMPLED = "the stream driver keeps no such counter (sim/support/streams.py): not sampled"
-
-EXPLANATIONS = [
-    ("processing_element", "stream", "codes (source)", "stall_cycles",
-     "hw/pe/sparse.py holds codes.ready high throughout 'Look up the drawn rows', the only "
-     "state whose code requests the testbench answers: the design cannot stall this stream"),
-    ("inference_engine", "stream", "nodes (source)", "stall_cycles",
-     "hw/inference.py holds nodes.ready high (every node write is taken, checked and "
-     "registered): the design cannot stall this stream"),
-    ("processing_element", "fsm transition", "lane*/scanner/fsm_state", "Wait for a segment -> Scan entries",
-     "taken by a segment of one class only (no squared totals to sum); the PE makes a pure "
-     "node a leaf before any scan (leaf_decision), so its lanes never send one (the Gini "
-     "testbench takes it)"),
-    ("processing_element", "fsm transition", "fsm_state", "Read a node -> End of the level",
-     "hw/pe/controller.py enters 'Read a node' only for a level that has nodes (next_level "
-     "writes the tree when a level made no children, review_next goes to 'End of the level' "
-     "itself): the guard is defensive and not reached"),
-    ("processing_element", "fsm transition", "fsm_state", "Read a partition job -> Write the tree",
-     "a level with partition jobs has split a node, so it made children and next_level goes to "
-     "the next level, never to 'Write the tree', from 'Read a partition job'"),
-    ("processing_element", "fsm transition", "sparse/prologue_state", "* -> Draw the bootstrap",
-     "start_prologue is a pulse one cycle after a start (which sends the prologue to Idle in "
-     "the cycle before) or from the queue (hw/pe/element.py), which prefetches a queued tree's "
-     "prologue only once the running tree's prologue is consumed and the prologue is Idle: "
-     "only 'Idle -> Draw the bootstrap' is taken, the other arms of prologue_control are "
-     "defensive (not proven unreachable: a formal check would settle it)"),
-]
-
-
-def explanation(block, kind, group, label, hits):
-    """Why a bin is unhit, or None when nothing explains it (a counter the drivers do not
-    keep, ``hits`` None, is explained as not sampled)."""
-    if hits is None:
-        return UNSAMPLED
-    for design, pattern_kind, group_pattern, bin_pattern, reason in EXPLANATIONS:
-        if (fnmatchcase(block, design) and kind == pattern_kind and fnmatchcase(group, group_pattern)
-                and fnmatchcase(label, bin_pattern)):
-            return reason
-    return None
 
 
 # ---------------------------------------------------------------------- classifiers
@@ -252,3 +238,13 @@ def pe_tree(tree, params, n_rows, n_features, outcome, capacity, sparse):
     if int(tree.n_rows[0]) == capacity.max_inbag_rows:
         hits.append(("capacity", "in-bag rows"))
     return sorted(set(hits + _pe_nodes(tree, params)))
+
+
+def forest_case(n_trees, pe_count, tree_error, thesis_mode):
+    """The case bins of one forest of the trainer (``pe_count`` None: of the system, whose
+    forest bins do not count PEs); ``tree_error``: the model says a tree overflows."""
+    hits = [("forest", "thesis mode" if thesis_mode else "forest mode"),
+            ("outcome", "tree error" if tree_error else "done")]
+    if pe_count is not None:
+        hits.append(("forest", "every PE busy" if n_trees >= pe_count else "fewer trees than PEs"))
+    return hits

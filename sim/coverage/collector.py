@@ -80,12 +80,13 @@ class Collector:
         self.design = base_design(testbench.dut._name)
         self.parameters = testbench.settings["design"]
         self.machines = state_machines(self.design, self.parameters)
-        self.points = {}                # (kind, group) -> (cover point, bins in order, bin set)
+        self.points = {}                # (block, kind, group) -> (cover point, bins in order, bin set)
         for group, bins in CASE_BINS.get(self.design, {}).items():
-            self._declare("case", group, list(bins))
-        for machine in self.machines:
-            self._declare("fsm state", machine.label, [machine.states[e] for e in sorted(machine.states)])
-            self._declare("fsm transition", machine.label, machine.transition_names)
+            self._declare(self.design, "case", group, list(bins))
+        for machine in self.machines:   # one set of bins per RTL module (sim.coverage.fsm)
+            self._declare(machine.owner, "fsm state", machine.group,
+                          [machine.states[e] for e in sorted(machine.states)])
+            self._declare(machine.owner, "fsm transition", machine.group, machine.transition_names)
         self.streams = {}              # (stream, role, counter) -> total or None
 
     @classmethod
@@ -95,20 +96,26 @@ class Collector:
             cls._by_path[path] = cls(testbench, path)
         return cls._by_path[path]
 
-    def _declare(self, kind, group, bins):
-        name = _point_name(self.design, kind, group)
+    def _declare(self, block, kind, group, bins):
+        key = (block, kind, group)
+        if key in self.points:          # another instance of the same module
+            _, known, _ = self.points[key]
+            bins = known + [label for label in bins if label not in known]
+        name = _point_name(block, kind, group)
 
         @CoverPoint(name, xf=lambda label: label, bins=list(bins))
         def sample(label):
             pass
 
-        self.points[(kind, group)] = (sample, list(bins), frozenset(bins))
+        self.points[key] = (sample, list(bins), frozenset(bins))
 
-    def hit(self, group, label, kind="case"):
-        """Count bin ``label`` of ``group``; a bin nobody declared is an error."""
-        sample, _, known = self.points[(kind, group)]
+    def hit(self, group, label, kind="case", block=None):
+        """Count bin ``label`` of ``group`` (of ``block``, by default the testbench's design);
+        a bin nobody declared is an error."""
+        block = block or self.design
+        sample, _, known = self.points[(block, kind, group)]
         if label not in known:
-            raise KeyError(f"{self.design}: {kind} {group!r} has no bin {label!r}")
+            raise KeyError(f"{block}: {kind} {group!r} has no bin {label!r}")
         sample(label)
 
     def record(self, function, *arguments, **keywords):
@@ -140,9 +147,10 @@ class Collector:
 
     def _state(self, machine, previous, encoding):
         if encoding in machine.states:
-            self.hit(machine.label, machine.states[encoding], "fsm state")
+            self.hit(machine.group, machine.states[encoding], "fsm state", machine.owner)
         if previous is not None and (previous, encoding) in machine.transitions:
-            self.hit(machine.label, machine.transition_name(previous, encoding), "fsm transition")
+            self.hit(machine.group, machine.transition_name(previous, encoding), "fsm transition",
+                     machine.owner)
 
     async def _save_at_end(self, testbench):
         try:
@@ -167,9 +175,9 @@ class Collector:
     def records(self):
         """Every bin with its hits so far (None: a stream counter the drivers do not keep)."""
         records = []
-        for (kind, group), (_, bins, _) in self.points.items():
-            counts = coverage_db[_point_name(self.design, kind, group)].detailed_coverage
-            records.extend({"block": self.design, "kind": kind, "group": group, "bin": label,
+        for (block, kind, group), (_, bins, _) in self.points.items():
+            counts = coverage_db[_point_name(block, kind, group)].detailed_coverage
+            records.extend({"block": block, "kind": kind, "group": group, "bin": label,
                             "hits": int(counts.get(label, 0))} for label in bins)
         records.extend({"block": self.design, "kind": "stream", "group": f"{group} ({role})",
                         "bin": counter, "hits": hits} for (group, role, counter), hits in self.streams.items())

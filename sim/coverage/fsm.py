@@ -7,14 +7,24 @@ Nothing of this reaches the Verilog, so it is read from the elaborated design: t
 state names from each FSM signal's decoder, the transitions from the ``m.next = ...``
 statements under each state's case, and the Verilog path of the signal from the names
 Amaranth's back end gives the design's fragments and signals.
+
+The bins of an FSM belong to the RTL module that holds it, not to the instance: every
+machine has an ``owner``, the nearest enclosing component that is a design of
+``hw.designs.DESIGNS`` (the Gini scanner's FSM in a PE's lane is ``gini_scanner``'s, the
+PE's controller in a trainer is ``processing_element``'s), and a ``group``, its path
+below that owner with instance numbers replaced by ``N`` (``laneN/fsm_state``). The
+instances of one module in every run (standalone or inside a larger design) merge
+into one set of bins.
 """
+
+import re
 
 import dataclasses
 
 from amaranth.hdl import _ast, _dsl, _ir
 from amaranth.lib import wiring
 
-from hw.designs import component
+from hw.designs import DESIGNS, component
 
 __all__ = ["StateMachine", "state_machines", "machines_of"]
 
@@ -29,6 +39,8 @@ class StateMachine:
     signal: str
     states: dict
     transitions: frozenset
+    owner: str = ""
+    group: str = ""
 
     @property
     def label(self):
@@ -92,6 +104,13 @@ def machines_of(instance):
     """Every FSM of the ``wiring.Component`` ``instance``, in the order of its hierarchy."""
     fragment = _ir.Fragment.get(instance, None)
     elaborated = fragment.prepare(_ports(instance))
+    classes = {cls: name for name, (cls, _) in DESIGNS.items()}
+    owners = {}                 # fragment path -> design name of the component it elaborates
+    for part, info in elaborated.fragments.items():
+        names = [classes[type(origin)] for origin in (part.origins or ()) if type(origin) in classes]
+        if names:
+            owners[tuple(info.name[1:])] = names[0]
+    owners.setdefault((), type(instance).__name__)     # a component outside the catalogue
     machines = []
     for part, info in elaborated.fragments.items():
         for signal, name in info.signal_names.items():
@@ -105,5 +124,11 @@ def machines_of(instance):
             for statements in part.statements.values():
                 _transitions(statements, signal, None, found)
             moves = frozenset((a, b) for a, b in found if a != b)       # staying is no transition
-            machines.append(StateMachine(tuple(info.name[1:]), name, states, moves))
+            path = tuple(info.name[1:])
+            top = max((p for p in owners if path[:len(p)] == p), key=len)
+            group = "/".join([*(_NUMBERED.sub("N", part) for part in path[len(top):]), name])
+            machines.append(StateMachine(path, name, states, moves, owners[top], group))
     return machines
+
+
+_NUMBERED = re.compile(r"(?<=[A-Za-z_])\d+$")

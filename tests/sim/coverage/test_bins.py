@@ -1,4 +1,4 @@
-"""The case-bin classifiers and the explanations, on cases worked out by hand."""
+"""The case-bin classifiers, on cases worked out by hand."""
 
 import numpy as np
 
@@ -95,11 +95,12 @@ def test_every_case_bin_a_classifier_returns_is_declared():
             assert label in bins.CASE_BINS[design][group], (design, group, label)
 
 
-def test_unsampled_counters_and_listed_bins_are_explained_others_not():
-    assert bins.explanation("gini_scanner", "stream", "splits (sink)", "stall_cycles", None) == bins.UNSAMPLED
-    assert bins.explanation("gini_scanner", "stream", "splits (sink)", "stall_cycles", 0) is None
-    assert bins.explanation("gini_scanner", "case", "score ties", "tie for the best", 0) is None
-    assert bins.explanation("processing_element", "fsm transition", "lane3/scanner/fsm_state",
-                            "Wait for a segment -> Scan entries", 0)
-    # The same transition of the Gini scanner on its own is not excused.
-    assert bins.explanation("gini_scanner", "fsm transition", "fsm_state", "Wait for a segment -> Scan entries", 0) is None
+def test_forest_cases_count_pes_only_for_the_trainer():
+    assert sorted(bins.forest_case(2, 2, [], False)) == [("forest", "every PE busy"), ("forest", "forest mode"),
+                                                        ("outcome", "done")]
+    assert sorted(bins.forest_case(1, 2, [1], True)) == [("forest", "fewer trees than PEs"), ("forest", "thesis mode"),
+                                                        ("outcome", "tree error")]
+    assert sorted(bins.forest_case(5, None, True, False)) == [("forest", "forest mode"), ("outcome", "tree error")]
+    for design in ("forest_trainer", "forest_system"):
+        for group, label in bins.forest_case(1, 2 if design == "forest_trainer" else None, [], True):
+            assert label in bins.CASE_BINS[design][group], (design, group, label)

@@ -68,3 +68,19 @@ def test_catalogue_designs_have_their_fsms_found():
         assert f"lane{lane}/scanner/fsm_state" in labels
     gini = state_machines("gini_scanner")
     assert len(gini) == 1 and gini[0].states[0] == "Wait for a segment"    # hw/gini.py's first state
+
+
+def test_fsm_bins_belong_to_the_module_that_holds_them():
+    parameters = {"pe_count": 2, "max_trees": 8, "radix_bits": 4, "max_rows": 16, "max_samples": 16,
+                  "feature_capacity": 2, "feature_lanes": 2, "code_bits": 4, "classes": 2, "max_depth": 3}
+    owned = {(m.label, m.owner, m.group) for m in state_machines("forest_trainer", parameters)}
+    # hw/trainer.py: two PEs (each with two lanes and their scanners) and two sorters.
+    assert ("fsm_state", "forest_trainer", "fsm_state") in owned
+    assert ("pe1/fsm_state", "processing_element", "fsm_state") in owned
+    assert ("pe0/lane1/fsm_state", "processing_element", "laneN/fsm_state") in owned
+    assert ("pe1/lane0/scanner/fsm_state", "gini_scanner", "fsm_state") in owned
+    assert ("sorter1/fsm_state", "radix_sorter", "fsm_state") in owned
+    assert {group for label, owner, group in owned if owner == "processing_element"} == \
+        {"fsm_state", "laneN/fsm_state", "sparse/prologue_state"}
+    outside = {m.label: (m.owner, m.group) for m in machines_of(_Parent())}
+    assert outside["child/control_state"] == ("_Parent", "child/control_state")
