@@ -22,6 +22,7 @@ from hw.pe import ProcessingElement
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
 from hw.system import ForestSystem
+from hw.top import ForestTop
 from hw.trainer import ForestTrainer
 
 __all__ = ["DESIGNS", "BUILDS", "design_name", "component", "build_parameters",
@@ -43,6 +44,11 @@ DESIGNS = {
         "pe_count": 2, "max_trees": 256, "radix_bits": 8, "traversal_stages": 1, "max_rows": 256,
         "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16,
         "classes": 4, "max_depth": 16}),
+    # The system behind Avalon-MM (register slave, interrupt, DMA masters): ``hw/top.py``.
+    "forest_top": (ForestTop, {
+        "pe_count": 2, "max_trees": 256, "radix_bits": 8, "traversal_stages": 1, "max_rows": 256,
+        "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16,
+        "classes": 4, "max_depth": 16, "read_fifo_depth": 8}),
     "forest_trainer": (ForestTrainer, {
         "pe_count": 2, "max_trees": 1024, "radix_bits": 8, "max_rows": 256, "max_samples": 256,
         "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4,
@@ -68,6 +74,10 @@ BUILDS = {
     "pe_datasets": ("processing_element", {
         "max_rows": 2200, "max_samples": 2200, "feature_capacity": 64, "feature_lanes": 8,
         "code_bits": 16, "classes": 4, "max_depth": 40, "sparse_rows": 32}),
+    # The small forest_top the test suite simulates (holds iris: 150 rows, 4 features).
+    "forest_top_small": ("forest_top", {
+        "pe_count": 1, "max_trees": 8, "radix_bits": 4, "max_rows": 160, "max_samples": 160,
+        "feature_capacity": 6, "feature_lanes": 2, "code_bits": 8, "classes": 4, "max_depth": 10}),
 }
 
 

@@ -12,7 +12,8 @@ Host interface (documented in ``docs/registers.md``):
   otherwise the trees only go to the inference engine);
 * ``trees_in`` (in): nodes of a forest from the host, written into the inference engine's
   node memory (accepted while no training runs), for inference without retraining;
-* ``rows`` (in) and ``predictions`` (out): test rows through the stored forest.
+* ``rows`` (in) and ``predictions`` (out): test rows through the stored forest;
+* ``status`` (out): the ``STATUS`` word, for a wrapper's interrupt logic (``hw.top``).
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
@@ -23,10 +24,15 @@ from hw.checks import check_integer, refuse_construction
 from hw.trainer import ForestTrainer, dataset_layout, forest_node_layout
 from hw.inference import InferenceEngine, InferenceGeometry
 
-__all__ = ["ForestSystem", "REGISTERS", "csr_signature", "IDENTIFIER"]
+__all__ = ["ForestSystem", "REGISTERS", "STATUS_BITS", "csr_signature", "IDENTIFIER"]
 
 #: Read-only word at address 0: "HWRF".
 IDENTIFIER = 0x48575246
+
+#: The bits of ``STATUS`` (also the ``status`` output, which ``hw.top.ForestTop`` watches).
+STATUS_BITS = ("busy", "done", "bad_config", "dataset_error", "start_while_busy",
+                         "tree_error", "inference_idle", "inference_bad_config", "bad_node",
+                         "bad_row", "bad_feature", "depth_exceeded", "value_too_wide")
 
 #: The register map: name -> (address, access, width, meaning). ``R`` registers are
 #: read-only, ``RW`` configuration registers are read back as written, ``W`` is a strobe.
@@ -117,6 +123,7 @@ class ForestSystem(wiring.Component):
             "trees_in": In(stream.Signature(g.node_layout)),
             "rows": In(stream.Signature(g.row_layout)),
             "predictions": Out(stream.Signature(g.prediction_layout)),
+            "status": Out(len(STATUS_BITS)),
         })
 
     def elaborate(self, platform):
@@ -142,6 +149,7 @@ class ForestSystem(wiring.Component):
                      trainer.start_while_busy, trainer.tree_error, inference.idle,
                      inference.bad_config, inference.bad_node, inference.bad_row,
                      inference.bad_feature, inference.depth_exceeded, too_wide)
+        m.d.comb += self.status.eq(status)
         readable = {**{name: Const(value, 32) for name, value in constants.items()}, **values,
                     "STATUS": status, "CYCLES": trainer.cycles, "SORT_CYCLES": trainer.sort_cycles,
                     "TREES_DONE": trainer.trees_done, "ROWS_SEEN": inference.rows_seen,

@@ -1,9 +1,15 @@
 """Write a complete Quartus Prime Pro project for the Arria 10 without Quartus installed.
 
-``python -m hw.flows.quartus --out build/quartus [--top NAME] [--blocks NAME ...]
-[--set DESIGN.PARAMETER=VALUE ...]`` (``make quartus``)
+``python -m hw.flows.quartus --out build/quartus [--set forest_top.PARAMETER=VALUE ...]``
+(``make quartus``) writes the Platform Designer component of ``forest_top``
+(:func:`write_component`): its Verilog and ``<module>_hw.tcl`` (clock, reset, the Avalon-MM
+register slave ``csr``, the Avalon-MM masters ``mem_read`` and ``mem_write``, the interrupt
+sender ``irq``), to be instantiated beside the board's PCIe hard IP and DDR4 interface
+(``docs/arria10.md``). Nothing of Quartus is run.
 
-The folder gets the top-level Verilog (the design wrapped for :class:`Arria10Platform`,
+``python -m hw.flows.quartus --probe --out build/quartus [--top NAME] [--blocks NAME ...]
+[--set DESIGN.PARAMETER=VALUE ...]`` writes the synthesis probe project instead. Its folder
+gets the top-level Verilog (the design wrapped for :class:`Arria10Platform`,
 its ``sync`` domain driven by the 100 MHz board clock through a reset synchronizer on the
 reset button), ``NAME.qpf`` and ``NAME.qsf`` (family, device, top entity, Verilog files,
 SDC file, pins), ``arria10.sdc`` and ``build.sh``, which runs ``quartus_syn``,
@@ -24,9 +30,9 @@ import re
 import sys
 from pathlib import Path
 
-from amaranth.hdl import Cat, Elaboratable, Module, Signal, Value
+from amaranth.hdl import Cat, Elaboratable, Module, Shape, Signal, Value
 from amaranth.lib import io
-from amaranth.lib.wiring import In
+from amaranth.lib.wiring import In, Out
 
 from hw.checks import refuse_construction
 from hw.designs import DESIGNS
@@ -34,7 +40,10 @@ from hw.flows.cli import add_set_option, checked_overrides
 from hw.flows.platform import Arria10Platform
 
 __all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "write_project",
-           "check_constraints", "main"]
+           "check_constraints", "write_component", "component_tcl", "COMPONENT_DESIGN", "main"]
+
+#: The design ``make quartus`` writes as a Platform Designer component.
+COMPONENT_DESIGN = "forest_top"
 
 #: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
 DEFAULT_TOP = "demo_top"
@@ -229,17 +238,87 @@ def write_project(out_dir, *, top=DEFAULT_TOP, blocks=None, parameters=None, des
     return written
 
 
+#: Platform Designer interfaces of ``forest_top``: port prefix -> (interface type, its
+#: direction, properties).
+_INTERFACES = {
+    "csr": ("avalon", "end", {"addressUnits": "WORDS", "readLatency": 0,
+                              "maximumPendingReadTransactions": 1}),
+    "mem_read": ("avalon", "start", {"addressUnits": "SYMBOLS", "burstOnBurstBoundariesOnly": "false",
+                                     "linewrapBursts": "false", "doStreamReads": "false"}),
+    "mem_write": ("avalon", "start", {"addressUnits": "SYMBOLS", "doStreamWrites": "false"}),
+}
+
+
+def component_tcl(module, component):
+    """The ``_hw.tcl`` text of ``component`` (a ``hw.top.ForestTop``) as Verilog ``module``."""
+    lines = ["# Platform Designer component of the forest training accelerator (hw/top.py).",
+             "# Written by hw/flows/quartus.py; not yet opened in Platform Designer (docs/arria10.md).",
+             "package require -exact qsys 16.1", "",
+             f"set_module_property NAME {module}", "set_module_property VERSION 1.0",
+             'set_module_property DISPLAY_NAME "Random-forest training accelerator"',
+             'set_module_property GROUP "hwforest"', "set_module_property EDITABLE false", "",
+             "add_fileset QUARTUS_SYNTH QUARTUS_SYNTH \"\" \"\"",
+             f"set_fileset_property QUARTUS_SYNTH TOP_LEVEL {module}",
+             f"add_fileset_file {module}.v VERILOG PATH {module}.v TOP_LEVEL_FILE", "",
+             "add_interface clock clock end", "add_interface_port clock clk clk Input 1", "",
+             "add_interface reset reset end", "set_interface_property reset associatedClock clock",
+             "set_interface_property reset synchronousEdges BOTH",
+             "add_interface_port reset rst reset Input 1"]
+    for prefix, (kind, direction, properties) in _INTERFACES.items():
+        lines += ["", f"add_interface {prefix} {kind} {direction}",
+                  f"set_interface_property {prefix} associatedClock clock",
+                  f"set_interface_property {prefix} associatedReset reset"]
+        lines += [f"set_interface_property {prefix} {key} {value}" for key, value in properties.items()]
+        # A member's signature is seen from the component (flipped for an ``In`` member).
+        for role, member in component.signature.members[prefix].signature.members.items():
+            output = member.flow == Out
+            lines.append(f"add_interface_port {prefix} {prefix}__{role} {role} "
+                         f"{'Output' if output else 'Input'} {Shape.cast(member.shape).width}")
+    lines += ["", "add_interface irq interrupt end", "set_interface_property irq associatedAddressablePoint csr",
+              "set_interface_property irq associatedClock clock", "set_interface_property irq associatedReset reset",
+              "add_interface_port irq irq irq Output 1", ""]
+    return "\n".join(lines)
+
+
+def write_component(out_dir, parameters=None):
+    """Write ``forest_top``'s Verilog and ``_hw.tcl`` into ``out_dir``; return the paths."""
+    from amaranth.back import verilog
+    from hw.designs import component, design_name
+    parameters = {**DESIGNS[COMPONENT_DESIGN][1], **(parameters or {})}
+    module = design_name(COMPONENT_DESIGN, parameters)
+    top = component(COMPONENT_DESIGN, parameters)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tcl_path, verilog_path = out_dir / f"{module}_hw.tcl", out_dir / f"{module}.v"
+    tcl_path.write_text(component_tcl(module, top))
+    verilog_path.write_text(verilog.convert(top, name=module, emit_src=False))
+    return [verilog_path, tcl_path]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="build/quartus", help="output folder (default: %(default)s)")
+    parser.add_argument("--probe", action="store_true",
+                        help="write the synthesis probe project (DemoTop) instead of forest_top's "
+                             "Platform Designer component")
     parser.add_argument("--top", default=DEFAULT_TOP,
-                        help="top-level entity / project name (default: %(default)s)")
+                        help="probe: top-level entity / project name (default: %(default)s)")
     parser.add_argument("--blocks", nargs="+", metavar="DESIGN",
                         help=f"designs in the probe (default: {', '.join(default_blocks())}; "
                              f"known: {', '.join(sorted(DESIGNS))})")
     add_set_option(parser)
     arguments = parser.parse_args(argv)
     parameters = checked_overrides(parser, arguments)
+    if not arguments.probe:
+        unknown = sorted(set(parameters) - {COMPONENT_DESIGN})
+        if arguments.blocks or unknown:
+            parser.error(f"without --probe only {COMPONENT_DESIGN} is written: "
+                         f"--blocks and --set {', '.join(unknown) or '...'} need --probe")
+        for path in write_component(arguments.out, parameters.get(COMPONENT_DESIGN)):
+            print(f"wrote {path}")
+        print(f"add {Path(arguments.out)} to Platform Designer's IP search path "
+              f"(docs/arria10.md: PCIe hard IP with DMA, DDR4 EMIF, pins)")
+        return 0
     try:
         design = DemoTop(arguments.blocks, parameters=parameters)
         written = write_project(arguments.out, top=arguments.top, design=design)

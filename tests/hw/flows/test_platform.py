@@ -28,6 +28,8 @@ SMALL = {
                        "feature_lanes": 2},
     "forest_system": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "feature_capacity": 4,
                       "feature_lanes": 2},
+    "forest_top": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "feature_capacity": 4,
+                   "feature_lanes": 2},
 }
 
 
@@ -44,7 +46,7 @@ def full_project(tmp_path_factory):
     small = _small()
     settings = [f"--set={name}.{key}={value}" for name in default_blocks()
                 for key, value in small.get(name, {}).items()]
-    assert main(["--out", str(out), "--top", "forest_probe", *settings]) == 0
+    assert main(["--probe", "--out", str(out), "--top", "forest_probe", *settings]) == 0
     return out
 
 
@@ -209,10 +211,37 @@ def test_default_top_is_the_biggest_system():
 
 
 def test_cli_sets_parameters(tmp_path, capsys):
-    assert main(["--out", str(tmp_path), "--blocks", "tree_random",
+    assert main(["--probe", "--out", str(tmp_path), "--blocks", "tree_random",
                  "--set", "tree_random.bound_bits=8"]) == 0
     assert "tree_random(bound_bits=8, tree_index_bits=16)" in capsys.readouterr().out
     verilog = (tmp_path / "demo_top.v").read_text()
     assert re.search(r"^module \\demo_top\.tree_random ", verilog, re.M)
     with pytest.raises(SystemExit):
-        main(["--out", str(tmp_path), "--blocks", "tree_random", "--set", "radix_sorter.max_rows=64"])
+        main(["--probe", "--out", str(tmp_path), "--blocks", "tree_random",
+              "--set", "radix_sorter.max_rows=64"])
+    with pytest.raises(SystemExit):     # the probe's options need --probe
+        main(["--out", str(tmp_path), "--blocks", "tree_random"])
+
+
+def test_component_declares_every_port_of_forest_top(tmp_path, capsys):
+    """`make quartus` without --probe: forest_top's Verilog and _hw.tcl; every port of the
+    Verilog module is in exactly one interface, with its direction and width."""
+    settings = [f"--set=forest_top.{key}={value}" for key, value in SMALL["forest_top"].items()]
+    assert main(["--out", str(tmp_path), *settings]) == 0
+    (tcl,) = tmp_path.glob("*_hw.tcl")
+    module = tcl.name[:-len("_hw.tcl")]
+    verilog = (tmp_path / f"{module}.v").read_text()
+    header = verilog[verilog.index(f"module {module}("):]
+    header = header[:header.index("endmodule")]
+    ports = {}
+    for direction, width, name in re.findall(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", header, re.M):
+        ports[name] = ("Input" if direction == "input" else "Output", int(width or 0) + 1)
+    text = tcl.read_text()
+    declared = {name: (direction, int(width)) for name, direction, width in
+                re.findall(r"^add_interface_port \S+ (\S+) \S+ (Input|Output) (\d+)$", text, re.M)}
+    assert len(ports) > 10 and declared == ports
+    for interface, kind, end in [("csr", "avalon", "end"), ("mem_read", "avalon", "start"),
+                                 ("mem_write", "avalon", "start"), ("irq", "interrupt", "end"),
+                                 ("clock", "clock", "end"), ("reset", "reset", "end")]:
+        assert f"add_interface {interface} {kind} {end}" in text
+    assert f"TOP_LEVEL {module}" in text and str(tcl) in capsys.readouterr().out

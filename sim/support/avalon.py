@@ -1,0 +1,96 @@
+"""Avalon-MM models for cocotb: a memory with random waitrequest and random read latency,
+and the packing of stream beats into memory words (``hw.avalon.bus``).
+
+The bus functional models are those of ``cocotbext-avalon`` (PyPI): its master drives the
+register slave, its memory model answers the DMA masters. :class:`RandomMemory` only
+replaces the memory model's fixed read latency by a random one (answers stay in order)
+and draws ``waitrequest`` from the testbench's generator, so a failing run is reproduced
+with cocotb's seed.
+"""
+
+from amaranth.hdl import Shape
+from cocotbext.avalon import AvalonMMBus, AvalonMMMemoryBFM
+
+from hw.avalon.bus import words_per_beat
+from sim.support.streams import pack, unpack
+
+__all__ = ["SparseMemory", "RandomMemory", "beats_to_words", "words_to_beats"]
+
+
+class SparseMemory:
+    """Byte-addressed memory (``read(address, length)``, ``write(address, data)``); unwritten
+    bytes read as 0."""
+
+    def __init__(self):
+        self.bytes = {}
+
+    def read(self, address, length):
+        return bytes(self.bytes.get(address + offset, 0) for offset in range(length))
+
+    def write(self, address, data):
+        for offset, byte in enumerate(data):
+            self.bytes[address + offset] = byte
+
+    def write_words(self, address, words, word_bytes=4):
+        for index, word in enumerate(words):
+            self.write(address + index * word_bytes, int(word).to_bytes(word_bytes, "little"))
+
+    def read_words(self, address, count, word_bytes=4):
+        return [int.from_bytes(self.read(address + index * word_bytes, word_bytes), "little")
+                for index in range(count)]
+
+
+class RandomMemory(AvalonMMMemoryBFM):
+    """The memory model on the master ports ``prefix`` of ``dut``: each cycle holds
+    ``waitrequest`` with ``waitrequest_probability``; each read is answered after a latency
+    drawn from ``latency`` (inclusive range, cycles), in order."""
+
+    def __init__(self, dut, prefix, memory, rng, *, waitrequest_probability=0.3, latency=(1, 8)):
+        super().__init__(AvalonMMBus.from_prefix(dut, f"{prefix}_"), dut.clk, dut.rst, memory=memory)
+        self.rng = rng
+        self.latency = latency
+        self.set_pause_generator(iter(lambda: rng.random() < waitrequest_probability, None))
+        self.accepted_reads = 0
+        self.accepted_writes = 0
+        self.waitrequest_cycles = 0
+
+    def _queue_read_data(self, data):
+        # In order: an answer comes no earlier than the one before it.
+        delay = self.rng.randint(*self.latency)
+        if self._read_queue:
+            delay = max(1, delay - sum(entry[0] for entry in self._read_queue))
+        self._read_queue.append([delay, data])
+        self.accepted_reads += 1
+
+    def write_word(self, address, data, byteenable):
+        self.accepted_writes += 1
+        super().write_word(address, data, byteenable)
+
+    def _next_waitrequest(self):
+        value = super()._next_waitrequest()
+        self.waitrequest_cycles += int(value)
+        return value
+
+
+def beats_to_words(layout, beats, data_bits=32):
+    """The memory words of stream beats (dicts of fields) in the format of ``hw.avalon.bus``."""
+    count = words_per_beat(layout, data_bits)
+    mask = (1 << data_bits) - 1
+    words = []
+    for beat in beats:
+        value = pack(layout, beat)
+        words.extend((value >> (index * data_bits)) & mask for index in range(count))
+    return words
+
+
+def words_to_beats(layout, words, data_bits=32):
+    """Stream beats (dicts of fields) from memory words; the padding bits must be 0."""
+    count = words_per_beat(layout, data_bits)
+    width = Shape.cast(layout).width
+    beats = []
+    for start in range(0, len(words), count):
+        value = sum(int(word) << (index * data_bits) for index, word in enumerate(words[start:start + count]))
+        if value >> width:
+            raise AssertionError(f"beat {start // count}: padding bits above bit {width} are not 0")
+        beats.append(unpack(layout, value))
+    return beats
