@@ -135,7 +135,7 @@ def _build(design, parameters, waves, visibility="all"):
 
 
 def simulate(design, test_module, *, parameters=None, testbench=None, testcase=None,
-             seed=None, waves=False, visibility="all"):
+             seed=None, waves=False, visibility="all", log_file=None):
     """Elaborate ``design``, build it with Verilator (once per parameter set) and run
     the cocotb tests of ``test_module`` against it.
 
@@ -156,6 +156,9 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
         cocotb's random seed (for reproducing a run).
     visibility : str, optional
         ``"all"`` (default) or ``"ports"``: which signals VPI can reach (:data:`VISIBILITY`).
+    log_file : path, optional
+        Write the simulator's output (the cocotb log) to this file instead of the terminal;
+        failure messages name it.
 
     Returns
     -------
@@ -183,21 +186,22 @@ def simulate(design, test_module, *, parameters=None, testbench=None, testcase=N
             test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir,
             test_dir=build_dir, testcase=testcase, seed=seed, waves=waves,
             extra_env=testbench_environment(settings),
-            results_xml=str(results_xml),
+            results_xml=str(results_xml), log_file=log_file,
         )
     except SystemExit as exit:
         exit_status = exit.code
+    log = "log above" if log_file is None else f"log: {log_file}"
     if not results_xml.exists():
         raise SimulationFailed(
             f"the simulation of {toplevel} stopped abnormally (exit status {exit_status}) "
-            f"before writing {results_xml}")
+            f"before writing {results_xml} ({log})")
     tests, failed = get_results(results_xml)
     if tests == 0:
         raise SimulationFailed(f"no cocotb test ran in {test_module} against {toplevel}")
     if failed or exit_status:
         raise SimulationFailed(
             f"{failed} of {tests} cocotb tests in {test_module} failed against {toplevel} "
-            f"(log above; results in {results_xml})")
+            f"({log}; results in {results_xml})")
     COMPLETED_RUNS.append((toplevel, test_module, tests, verilator_environment()))
     return tests, failed
 

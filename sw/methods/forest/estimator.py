@@ -78,13 +78,19 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         Hardware capacity: largest number of training rows.
     backend : {"model", "sim"}, default "model"
         What trains the forest and predicts: the golden model, or the Verilator simulation
-        of the whole accelerator (``hw.system.ForestSystem``, built for the data's size;
-        the first fit of a size builds the simulator, which takes minutes). Both give the
-        same trees and predictions.
+        of the whole accelerator (``hw.system.ForestSystem``): a build already made that
+        holds the data is reused, else one is built for the data's size, which takes
+        minutes (``docs/running.md``). Both give the same trees and predictions; an error
+        flag of the accelerator is raised as ``sim.host.errors.AcceleratorError``.
     pe_count : int, default 2
         Processing elements of the simulated accelerator (``backend="sim"``, at most
         ``sim.backend.LIMITS["pe_count"]``); the trees do not depend on it, the cycle
         counts do.
+    verbose : int or None, default None
+        ``backend="sim"`` only: None shows progress bars (the simulator's build, the trees
+        trained) when stderr is a terminal; 0 shows nothing; 1 always shows the bars; 2
+        also prints the simulator's log, which otherwise goes to a file under
+        ``$HWFOREST_BUILD_DIR/logs/`` named in every error.
     n_jobs : int or None, default None
         Parallel tree training (joblib); the trees do not depend on it.
     random_state : int, RandomState or None, default None
@@ -110,7 +116,9 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         ``backend="sim"`` only: simulated cycles of the training (presort included) and of
         the presort.
     sim_design_ : dict
-        ``backend="sim"`` only: the accelerator's build parameters.
+        ``backend="sim"`` only: the accelerator's build parameters (predictions run on the
+        same build, loading the trained trees: nothing is trained again; the last inference
+        is kept, so ``predict`` then ``predict_proba`` on the same rows simulate once).
 
     Not supported: ``sample_weight`` (the bootstrap's integer weights are the only
     weights) and ``warm_start``.
@@ -132,6 +140,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         "max_rows_supported": [Integer(1)],
         "backend": [Options(*BACKENDS)],
         "pe_count": [Integer(1)],
+        "verbose": [Options(None), Integer(0, 2)],
         "n_jobs": [Options(None), Integer(1), Integer(-(1 << 16), -1)],
         "random_state": [Integer(0, (1 << 32) - 1), Options(None),
                          Instance(np.random.RandomState, "a numpy RandomState")],
@@ -141,8 +150,8 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
                  bootstrap=True, max_features="sqrt",
                  min_samples_split=2, min_samples_leaf=1, quantizer=AUTO, code_bits=16,
                  max_classes=256, max_features_supported=16384,
-                 max_rows_supported=1 << 20, backend="model", pe_count=2, n_jobs=None,
-                 random_state=None):
+                 max_rows_supported=1 << 20, backend="model", pe_count=2, verbose=None,
+                 n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.mode = mode
         self.max_depth = max_depth
@@ -158,6 +167,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         self.max_rows_supported = max_rows_supported
         self.backend = backend
         self.pe_count = pe_count
+        self.verbose = verbose
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -198,17 +208,20 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         params, self.training_parameters_ = self._resolve(X.shape[0], X.shape[1],
                                                           self.n_classes_)
         self.effective_params_ = params
+        if params["backend"] == "sim":
+            from sim import backend     # the one hook into the simulation (loads cocotb)
+            # Refused at once, before quantising or elaborating anything.
+            backend.check_job(X.shape[0], X.shape[1], self.n_classes_, params["n_estimators"],
+                              self.training_parameters_, pe_count=params["pe_count"],
+                              code_bits=params["code_bits"])
         self.quantizer_ = make_quantizer(params["quantizer"], params["code_bits"])
         codes = self.quantizer_.fit_transform(X)
         self.seed_ = _resolve_seed(params["random_state"])
+        self._sim_last = None
         if params["backend"] == "sim":
-            from sim import backend     # the one hook into the simulation (loads cocotb)
-            backend.check_capacity(rows=X.shape[0], features=X.shape[1],
-                                   classes=self.n_classes_, trees=params["n_estimators"],
-                                   code_bits=params["code_bits"], pe_count=params["pe_count"])
             result = backend.train(codes, labels, self.training_parameters_, self.seed_,
                                    params["n_estimators"], pe_count=params["pe_count"],
-                                   code_bits=params["code_bits"])
+                                   code_bits=params["code_bits"], **self._sim_output())
             self.trees_ = result["trees"]
             self.train_cycles_, self.sort_cycles_ = result["train_cycles"], result["sort_cycles"]
             self.sim_design_ = result["design"]
@@ -218,9 +231,20 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
                                              n_jobs=params["n_jobs"])
         return self
 
+    def _sim_output(self):
+        """``backend``'s progress and log options for ``verbose``."""
+        verbose = self.effective_params_["verbose"]
+        return {"progress": None if verbose is None else verbose > 0,
+                "show_log": True if verbose == 2 else None}
+
     def _sim_inference(self, codes):
-        from sim import backend     # the one hook into the simulation (loads cocotb)
-        return backend.predict(self.trees_, codes, self.sim_design_)
+        """The simulated inference of ``codes`` (the last one kept: same rows, one run)."""
+        key = (codes.shape, codes.tobytes())
+        if getattr(self, "_sim_last", None) is None or self._sim_last[0] != key:
+            from sim import backend     # the one hook into the simulation (loads cocotb)
+            result = backend.predict(self.trees_, codes, self.sim_design_, **self._sim_output())
+            self._sim_last = (key, result)
+        return self._sim_last[1]
 
     def _codes(self, X):
         check_is_fitted(self)
