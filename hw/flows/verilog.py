@@ -4,31 +4,50 @@ Every design and its default parameters come from the catalogue, :mod:`hw.design
 """
 
 import argparse
+import hashlib
+import json
 import sys
+from importlib import metadata
 from pathlib import Path
 
 from amaranth.back import verilog
 
 from hw.designs import DESIGNS, component, design_name
 from hw.flows.cli import check_designs
+from hw.flows.sources import design_digest
 
 __all__ = ["write_verilog", "main"]
+
+
+def _stamp(base, parameters):
+    """What the Verilog of ``base`` with ``parameters`` depends on: the design's sources
+    (:func:`hw.flows.sources.design_digest`), the parameters and Amaranth's version."""
+    text = json.dumps({"sources": design_digest(design=base), "parameters": parameters,
+                       "amaranth": metadata.version("amaranth")}, sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()
 
 
 def write_verilog(base, out_dir, parameters=None):
     """Write the Verilog of design ``base`` into ``out_dir``; return (path, module name).
 
-    The file is only rewritten when its text changes, so that simulator builds keyed on
-    file times are not redone needlessly.
+    Elaboration is skipped when the file was written from the same sources, parameters
+    and Amaranth (a stamp beside it, ``<name>.v.stamp``): a big system takes minutes to
+    elaborate, and every simulation of a build calls this. The file is only rewritten
+    when its text changes, so that simulator builds keyed on file times are not redone
+    needlessly.
     """
     parameters = {**DESIGNS[base][1], **(parameters or {})}
     name = design_name(base, parameters)
-    text = verilog.convert(component(base, parameters), name=name, emit_src=False)
     out_dir = Path(out_dir)
+    path, stamp_path = out_dir / f"{name}.v", out_dir / f"{name}.v.stamp"
+    stamp = _stamp(base, parameters)
+    if path.exists() and stamp_path.exists() and stamp_path.read_text() == stamp:
+        return path, name
+    text = verilog.convert(component(base, parameters), name=name, emit_src=False)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}.v"
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
+    stamp_path.write_text(stamp)
     return path, name
 
 

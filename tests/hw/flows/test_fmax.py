@@ -285,3 +285,21 @@ def test_entries_at_the_comparison_widths():
     assert list(select(entries, ["forest_trainer[ctg]"])) == ["forest_trainer[ctg]"]
     with pytest.raises(ValueError, match="no Fmax entry or design 'nope'"):
         select(entries, ["nope"])
+
+
+def test_a_block_change_stales_only_the_designs_that_contain_it(tmp_path):
+    import shutil
+    from hw.flows.fmax_record import PROJECT_ROOT, design_sources
+    shutil.copytree(PROJECT_ROOT / "hw", tmp_path / "hw")
+    names = {path.relative_to(tmp_path).as_posix() for path in design_sources("gini_scanner", tmp_path)}
+    assert "hw/gini.py" in names and not {"hw/system.py", "hw/pe/controller.py"} & names
+    system = {path.relative_to(tmp_path).as_posix() for path in design_sources("forest_system", tmp_path)}
+    assert {"hw/gini.py", "hw/pe/controller.py", "hw/trainer.py", "hw/inference.py"} <= system
+    before = {design: design_digest(tmp_path, design) for design in ("gini_scanner", "forest_system")}
+    with open(tmp_path / "hw" / "system.py", "a") as file:
+        file.write("\n# changed\n")
+    assert design_digest(tmp_path, "gini_scanner") == before["gini_scanner"]
+    assert design_digest(tmp_path, "forest_system") != before["forest_system"]
+    with open(tmp_path / "hw" / "gini.py", "a") as file:
+        file.write("\n# changed\n")
+    assert design_digest(tmp_path, "gini_scanner") != before["gini_scanner"]
