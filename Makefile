@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim formal coverage regress resources fmax quartus bench accuracy metric elm mnist baselines test clean distclean
+.PHONY: help all compare setup verilog sim avalon formal coverage regress resources fmax quartus bench accuracy metric elm mnist baselines test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -44,15 +44,21 @@ verilog: $(STAMP) ## Verilog of every catalogued design into build/verilog/
 sim: $(STAMP) ## every cocotb testbench under Verilator
 	$(VPY) -m sim.runner
 
+# forest_top (hw/top.py) driven through its Avalon-MM interfaces only: register slave and a
+# memory model with random waitrequest and read latency (docs/registers.md). AVALON_ARGS
+# passes options, e.g. AVALON_ARGS="--seed 7 --build forest_top".
+avalon: $(STAMP) ## forest_top through Avalon-MM only: 20 random forests and iris against the golden model
+	$(VPY) -m sim.tb_top $(AVALON_ARGS)
+
 # Formal proofs (SymbiYosys, smtbmc with Z3): the stream rules of every output stream and
-# the blocks' invariants at small parameters (docs/formal.md; ~7 min). FORMAL_ARGS passes
+# the blocks' invariants at small parameters (docs/formal.md; ~9 min). FORMAL_ARGS passes
 # options, e.g. FORMAL_ARGS="radix_sorter --depth 12" or "--quick".
 formal: $(STAMP) ## formal proofs of the stream rules and invariants: results/formal.md
 	$(VPY) -m hw.flows.formal --out $(BUILD)/formal --report results/formal.md $(FORMAL_ARGS)
 
-# Functional coverage of the testbenches (docs/coverage.md): every bin hit or explained, or
-# the run fails.
-coverage: $(STAMP) ## functional coverage of the testbenches, every bin hit or explained: results/coverage.md
+# Functional coverage of the testbenches (docs/coverage.md): every listed bin hit (a bin leaves
+# the list only by a formal proof, sim/coverage/proofs.py), or the run fails.
+coverage: $(STAMP) ## functional coverage of the testbenches, every listed bin hit: results/coverage.md
 	$(VPY) -m sim.coverage --out results
 
 # Random regression of the forest trainer against the golden model on Dask (docs/regress.md):
@@ -72,10 +78,11 @@ resources: $(STAMP) ## Yosys resource estimates for the Arria 10: results/resour
 fmax: $(STAMP) ## Fmax lower-bound proxy on nextpnr-ecp5: results/fmax.md
 	$(VPY) -m hw.flows.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
 
-# Complete Quartus Prime Pro project for the Arria 10 (no Quartus needed to write it; run
-# build/quartus/build.sh where Quartus Pro is installed). QUARTUS_ARGS: e.g.
-# "--set forest_system.pe_count=4" (docs/arria10.md).
-quartus: $(STAMP) ## write the Quartus Prime Pro project into build/quartus/
+# forest_top's Verilog and Platform Designer component (_hw.tcl) for the Arria 10 (no Quartus
+# needed to write them; docs/arria10.md says what to add in Quartus). QUARTUS_ARGS="--probe"
+# writes the stand-alone synthesis probe project instead, e.g.
+# "--probe --set forest_system.pe_count=4".
+quartus: $(STAMP) ## write forest_top's Platform Designer component (_hw.tcl) into build/quartus/ (QUARTUS_ARGS=--probe: the probe project)
 	$(VPY) -m hw.flows.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
 
 # Cycles per tree against the cycle model, speed-ups and what limits them, golden model vs

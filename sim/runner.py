@@ -87,6 +87,12 @@ def testbench_parameters():
 #: ``sim.backend`` need nothing more, docs/simulation.md).
 VISIBILITY = {"all": [], "ports": ["--no-public-flat-rw", "--public-depth", "1"]}
 
+#: Options for the make that compiles the model, per visibility: the host sessions'
+#: models (``"ports"``, long runs) are compiled with ``-O2`` instead of Verilator's default
+#: ``-Os`` (``OPT_FAST``): faster simulation for a slower build (docs/simulation.md); the
+#: block testbenches' models, built often and run briefly, keep the default.
+MAKE_OPTIONS = {"all": [], "ports": ["OPT_FAST=-O2"]}
+
 
 def build(design, parameters=None, *, waves=False, visibility="all"):
     """Elaborate ``design`` with ``parameters`` and build its Verilator model, unless the
@@ -109,7 +115,8 @@ def _build(design, parameters, waves, visibility="all"):
     # A model built from other Verilog is rebuilt from scratch: an incremental rebuild
     # trips over the old precompiled headers ("PCH files were found, but they were invalid").
     import hashlib
-    digest = hashlib.sha1(Path(verilog_path).read_bytes()).hexdigest()
+    options = [*VISIBILITY[visibility], *MAKE_OPTIONS[visibility]]
+    digest = hashlib.sha1(Path(verilog_path).read_bytes() + " ".join(options).encode()).hexdigest()
     stamp = build_dir / "verilog.sha1"
     if build_dir.exists() and (not stamp.exists() or stamp.read_text() != digest):
         shutil.rmtree(build_dir)
@@ -118,7 +125,8 @@ def _build(design, parameters, waves, visibility="all"):
     # Verilator to use a precompiled header fail to compile ("Vtop__pch.h.fast: linker
     # input file not found"). A variable in MAKEFLAGS is a command-line override for make.
     saved_makeflags = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags, "CFG_CXXFLAGS_PCH_I=-include"]))
+    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags, "CFG_CXXFLAGS_PCH_I=-include",
+                                                     *MAKE_OPTIONS[visibility]]))
     try:
         runner.build(
             sources=[verilog_path], hdl_toplevel=toplevel, build_dir=build_dir,

@@ -42,20 +42,39 @@ from sim.support.monitors import StreamMonitor, resolved
 __all__ = ["pack", "unpack", "StreamSource", "StreamSink", "clock_cycles"]
 
 
+def _plan(layout):
+    """(name, offset, width, sub-layout or None, split further on unpacking) per field of
+    ``layout``, computed once per layout: packing and unpacking a beat is on the
+    simulation's hot path (every beat of every stream)."""
+    plan = _PLANS.get(id(layout))
+    if plan is None or plan[0] is not layout:
+        fields = []
+        for name, field in layout:
+            shape = field.shape
+            sub = shape if isinstance(shape, data.Layout) else None
+            fields.append((name, field.offset, Shape.cast(shape).width, sub,
+                           sub is not None and _structured(sub)))
+        plan = _PLANS[id(layout)] = (layout, tuple(fields))
+    return plan[1]
+
+
+_PLANS = {}
+
+
 def pack(layout, fields):
     """Flatten a dict of field values into the integer of a struct payload. A field whose
     shape is itself a layout takes a dict (struct) or a list (array) of its fields, or its
     packed integer."""
     value = 0
-    for name, field in layout:
-        width = Shape.cast(field.shape).width
-        if isinstance(field.shape, data.Layout) and isinstance(fields[name], (dict, list, tuple)):
-            value |= pack(field.shape, fields[name]) << field.offset
+    for name, offset, width, sub, _ in _plan(layout):
+        field_value = fields[name]
+        if sub is not None and isinstance(field_value, (dict, list, tuple)):
+            value |= pack(sub, field_value) << offset
             continue
-        field_value = int(fields[name])
+        field_value = int(field_value)
         if not 0 <= field_value < (1 << width):
             raise ValueError(f"field {name!r} value {field_value} does not fit in {width} bits")
-        value |= field_value << field.offset
+        value |= field_value << offset
     return value
 
 
@@ -71,9 +90,9 @@ def unpack(layout, value):
     into a dict of its own, an array of structs into a list of dicts)."""
     value = int(value)
     fields = {}
-    for name, field in layout:
-        bits = (value >> field.offset) & ((1 << Shape.cast(field.shape).width) - 1)
-        fields[name] = unpack(field.shape, bits) if _structured(field.shape) else bits
+    for name, offset, width, sub, split in _plan(layout):
+        bits = (value >> offset) & ((1 << width) - 1)
+        fields[name] = unpack(sub, bits) if split else bits
     if isinstance(layout, data.ArrayLayout):
         return [fields[index] for index in range(layout.length)]
     return fields
@@ -126,7 +145,12 @@ class StreamSource:
         self._data = Event()            # set while the queue has data
         self._drained = Event()         # set while idle
         self._drained.set()
+        self._valid = 0                 # the value last written to valid
         self.valid.value = 0
+
+    def _drive_valid(self, value):
+        if value != self._valid:
+            self.valid.value = self._valid = value
 
     @property
     def sent(self):
@@ -145,7 +169,7 @@ class StreamSource:
         self._busy = False
         self._data.clear()
         self._drained.set()
-        self.valid.value = 0
+        self._drive_valid(0)
 
     @property
     def idle(self):
@@ -167,16 +191,18 @@ class StreamSource:
         edge = RisingEdge(self.clock)
         while True:
             if not self.queue:
+                self._drive_valid(0)
                 self._drained.set()
                 await self._wait_for_data()
                 continue
             if self.idle_probability and self.rng.random() < self.idle_probability:
+                self._drive_valid(0)
                 self.idle_cycles += 1
                 await edge
                 continue
             epoch = self._epoch
             self.payload.value = pack(self.layout, self.queue[0])
-            self.valid.value = 1
+            self._drive_valid(1)
             self._busy = True
             while True:
                 await ReadOnly()
@@ -189,7 +215,6 @@ class StreamSource:
                 self.queue.popleft()
                 self.transfers += 1
                 self._busy = False
-                self.valid.value = 0
 
 
 class StreamSink:
