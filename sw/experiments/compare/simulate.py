@@ -71,7 +71,10 @@ def train_by_design(jobs, designs, progress=lambda done: None, parallel=True):
             with lock:
                 finished[key] = count
                 progress(sum(finished.values()))
-        return backend.train_batch([jobs[index] for index in indices], design, progress=report)
+        # The simulator's output goes where this process's goes (the comparison sends it
+        # to its own log, results/compare_sim.log), not to the backend's log folder.
+        return backend.train_batch([jobs[index] for index in indices], design, progress=report,
+                                   show_log=True)
 
     results = [None] * len(jobs)
     with concurrent.futures.ThreadPoolExecutor(len(groups) if parallel else 1) as pool:
