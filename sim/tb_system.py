@@ -13,7 +13,7 @@ from hw.system import REGISTERS
 from sim.host.driver import HostDriver, SystemError_
 from sim.coverage import bins as coverage_bins, coverage_for
 from sim.support.testbench import StreamTestbench
-from sim.support.trees import assert_trees_equal, depth_overflow_expected
+from sim.support.trees import assert_trees_equal, depth_overflow_expected, random_forest_case
 from sw.methods.forest.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
 
 
@@ -28,20 +28,7 @@ class SystemTestbench(StreamTestbench):
         self.coverage = coverage_for(self)
 
     def random_forest(self):
-        rng = self.rng
-        capacity = self.host.capacity
-        n_rows = rng.randint(2, capacity.max_rows)
-        n_features = rng.randint(1, capacity.feature_capacity)
-        n_classes = rng.randint(2, capacity.classes)
-        codes = np.array([[rng.randint(0, rng.choice([3, 30, (1 << capacity.code_bits) - 1]))
-                           for _ in range(n_features)] for _ in range(n_rows)])
-        labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)])
-        thesis = rng.random() < 0.3
-        params = TrainingParameters(
-            n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 2, capacity.max_depth]),
-            max_samples=min(16 if thesis else n_rows, capacity.max_samples),
-            features_per_split=max(1, int(n_features ** 0.5)), thesis_mode=thesis)
-        return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(5, self.host.max_trees))
+        return random_forest_case(self.rng, self.host.capacity, self.host.max_trees)
 
     async def check_train_and_predict(self, codes, labels, params, seed, n_trees, label):
         host = self.host

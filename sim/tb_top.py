@@ -26,7 +26,8 @@ from sim.runner import testbench_parameters
 from sim.support.avalon import RandomMemory, SparseMemory, beats_to_words, words_to_beats
 from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS
 from sim.support.trees import (PECapacity, assert_trees_equal, bits, dataset_beats,
-                               depth_overflow_expected, tree_from_nodes, tree_inputs)
+                               depth_overflow_expected, random_forest_case, tree_from_nodes,
+                               tree_inputs)
 from sw.methods.forest.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
 
 ALL_REGISTERS = {**REGISTERS, **TOP_REGISTERS}
@@ -204,19 +205,7 @@ class TopTestbench:
         await self.host.check_identity()
 
     def random_forest(self):
-        rng, capacity = self.rng, self.host.capacity
-        n_rows = rng.randint(2, capacity.max_rows)
-        n_features = rng.randint(1, capacity.feature_capacity)
-        n_classes = rng.randint(2, capacity.classes)
-        codes = np.array([[rng.randint(0, rng.choice([3, 30, (1 << capacity.code_bits) - 1]))
-                           for _ in range(n_features)] for _ in range(n_rows)])
-        labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)])
-        thesis = rng.random() < 0.3
-        params = TrainingParameters(
-            n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 2, capacity.max_depth]),
-            max_samples=min(16 if thesis else n_rows, capacity.max_samples),
-            features_per_split=max(1, int(n_features ** 0.5)), thesis_mode=thesis)
-        return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(5, self.design["max_trees"]))
+        return random_forest_case(self.rng, self.host.capacity, self.design["max_trees"])
 
     async def check_train_and_predict(self, codes, labels, params, seed, n_trees, label):
         host = self.host

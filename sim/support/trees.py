@@ -12,10 +12,10 @@ import numpy as np
 
 from hw.checks import bits
 from hw.pe import node_layout
-from sw.methods.forest.model import Tree, inbag_row_count, leaf_decision, train_tree
+from sw.methods.forest.model import TrainingParameters, Tree, inbag_row_count, leaf_decision, train_tree
 from sim.support.streams import unpack
 
-__all__ = ["bits", "PECapacity", "tree_budget", "depth_overflow_expected", "inbag_overflow_expected",
+__all__ = ["bits", "random_forest_case", "PECapacity", "tree_budget", "depth_overflow_expected", "inbag_overflow_expected",
            "tree_inputs",
            "configure_tree_inputs", "tree_from_nodes", "assert_trees_equal", "quantised_dataset",
            "dataset_beats"]
@@ -151,3 +151,20 @@ def dataset_beats(codes, labels, lanes):
             features = range(slot * lanes, slot * lanes + lanes)
             yield {"codes": [int(codes[row, f]) if f < n_features else 0 for f in features],
                    "label": int(labels[row]), "last": int(row == n_rows - 1 and slot == slots - 1)}
+
+
+def random_forest_case(rng, capacity, max_trees):
+    """A random training job within ``capacity`` (:class:`PECapacity`) for a system's
+    testbench: (codes, labels, params, seed, n_trees), ``rng`` a ``random.Random``."""
+    n_rows = rng.randint(2, capacity.max_rows)
+    n_features = rng.randint(1, capacity.feature_capacity)
+    n_classes = rng.randint(2, capacity.classes)
+    codes = np.array([[rng.randint(0, rng.choice([3, 30, (1 << capacity.code_bits) - 1]))
+                       for _ in range(n_features)] for _ in range(n_rows)])
+    labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)])
+    thesis = rng.random() < 0.3
+    params = TrainingParameters(
+        n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 2, capacity.max_depth]),
+        max_samples=min(16 if thesis else n_rows, capacity.max_samples),
+        features_per_split=max(1, int(n_features ** 0.5)), thesis_mode=thesis)
+    return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(5, max_trees))
