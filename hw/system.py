@@ -199,7 +199,11 @@ class ForestSystem(wiring.Component):
         wiring.connect(m, inference.predictions, wiring.flipped(self.predictions))
         # Trained nodes go to the inference engine (always ready) and, when exported, to
         # the host; the host's own nodes are taken while no training runs.
-        export = flags[3]
+        # FLAGS bit 3 as it was at the accepted start: a write while training does not
+        # drop trees.valid under a stalled node.
+        export = Signal()
+        with m.If(start & ~trainer.busy):
+            m.d.sync += export.eq(flags[3])
         node = trainer.nodes.p.node
         m.d.comb += [self.trees.p.eq(trainer.nodes.p),
                      self.trees.valid.eq(trainer.nodes.valid & export),

@@ -59,6 +59,8 @@ class Controller:
                          pe.inbag_overflow.eq(0), pe.done.eq(0),
                          s.cycles.eq(0)]
             with m.If(s.config_bad):
+                # (and no pulse of a promotion in this cycle starts anything)
+                m.d.sync += [s.start_inbag.eq(0), s.start_prologue.eq(0)]
                 m.next = "Idle"
             with m.Else():
                 m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(port_config.sparse),
@@ -95,10 +97,10 @@ class Controller:
         reviewed in the next cycle (or the level ends)."""
         m, s = self.m, self.s
         m.d.sync += s.node.eq(index)
-        m.d.comb += s.node_read.addr.eq(index)
         with m.If(index == s.level_end):
             m.next = "End of the level"
         with m.Else():
+            m.d.comb += s.node_read.addr.eq(index)
             m.next = "Review the node"
 
     def next_level(self):
@@ -428,7 +430,8 @@ class Controller:
             # (A tree whose root is a leaf may get here before its sorted rows are all
             # in lane 0: it waits, so the next tree finds the prologue registers free.)
             advance = (~s.write_staged | pe.nodes.ready) & ~writing
-            m.d.comb += [s.node_read.addr.eq(s.write_index), s.node_read.en.eq(advance),
+            m.d.comb += [s.node_read.addr.eq(s.write_index),
+                         s.node_read.en.eq(advance & (s.write_index < s.next_node)),
                          pe.nodes.valid.eq(s.write_staged & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),

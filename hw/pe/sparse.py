@@ -143,11 +143,13 @@ class SparseFill(wiring.Component):
         goes_before = self._sort_places(m, new_row)
         with m.FSM(init="Idle", name="prologue"):
             def prologue_control():
-                with m.If(self.start_prologue):
+                # A start abandons the tree: a pulse of the tree it abandons is stale
+                # (a sparse-fill start's own pulse comes in the next cycle).
+                with m.If(self.start):
+                    m.next = "Idle"
+                with m.Elif(self.start_prologue):
                     m.d.sync += [self.drawn_count.eq(0), self.bad.eq(0), counts.eq(0)]
                     m.next = "Draw the bootstrap"
-                with m.Elif(self.start):
-                    m.next = "Idle"
 
             with m.State("Idle"):
                 prologue_control()
