@@ -45,9 +45,11 @@ sim: $(STAMP) ## every cocotb testbench under Verilator
 	$(VPY) -m sim.runner
 
 # forest_top (hw/top.py) driven through its Avalon-MM interfaces only: register slave and a
-# memory model with random waitrequest and read latency (docs/registers.md). AVALON_ARGS
-# passes options, e.g. AVALON_ARGS="--seed 7 --build forest_top".
-avalon: $(STAMP) ## forest_top through Avalon-MM only: 20 random forests and iris against the golden model
+# memory model with random waitrequest and read latency (docs/registers.md): random forests
+# and iris on forest_top_small and, at two clock pairs, on forest_top_small_cdc (separate core
+# clock); sonar and ctg on forest_top_datasets. AVALON_ARGS passes options, e.g.
+# AVALON_ARGS="--seed 7 --datasets sonar".
+avalon: $(STAMP) ## forest_top through Avalon-MM only: 20 random forests, iris, sonar and ctg against the golden model, also across two clocks
 	$(VPY) -m sim.tb_top $(AVALON_ARGS)
 
 # Formal proofs (SymbiYosys, smtbmc with Z3): the stream rules of every output stream and

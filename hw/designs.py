@@ -48,7 +48,8 @@ DESIGNS = {
     "forest_top": (ForestTop, {
         "pe_count": 2, "max_trees": 256, "radix_bits": 8, "traversal_stages": 1, "max_rows": 256,
         "max_samples": 256, "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16,
-        "classes": 4, "max_depth": 16, "read_fifo_depth": 8}),
+        "classes": 4, "max_depth": 16, "read_fifo_depth": 8, "separate_core_clock": False,
+        "crossing_depth": 8}),
     "forest_trainer": (ForestTrainer, {
         "pe_count": 2, "max_trees": 1024, "radix_bits": 8, "max_rows": 256, "max_samples": 256,
         "feature_capacity": 16, "feature_lanes": 4, "code_bits": 16, "classes": 4,
@@ -78,6 +79,20 @@ BUILDS = {
     "forest_top_small": ("forest_top", {
         "pe_count": 1, "max_trees": 8, "radix_bits": 4, "max_rows": 160, "max_samples": 160,
         "feature_capacity": 6, "feature_lanes": 2, "code_bits": 8, "classes": 4, "max_depth": 10}),
+    # forest_top_small with the system on a clock of its own (``core_clk``), unrelated to the
+    # Avalon clock (``clk``): the clock-domain crossings of ``hw.avalon.crossing``.
+    "forest_top_small_cdc": ("forest_top", {
+        "pe_count": 1, "max_trees": 8, "radix_bits": 4, "max_rows": 160, "max_samples": 160,
+        "feature_capacity": 6, "feature_lanes": 2, "code_bits": 8, "classes": 4, "max_depth": 10,
+        "separate_core_clock": True}),
+    # The forest_top that trains sonar (208 rows, 60 features, 2 classes; in the test suite)
+    # and ctg (2,126 rows, 21 features, 3 classes; ``make avalon``) through Avalon-MM: codes
+    # of 8 bits as the testbench quantises them, lists of 1,400 rows for ctg's bootstraps
+    # (about 1,350 distinct rows), depth 20 (ctg's trees reach 16), 4 trees.
+    "forest_top_datasets": ("forest_top", {
+        "pe_count": 1, "max_trees": 4, "radix_bits": 8, "max_rows": 2126, "max_samples": 2126,
+        "max_inbag_rows": 1400, "feature_capacity": 60, "feature_lanes": 2, "code_bits": 8,
+        "classes": 3, "max_depth": 20}),
 }
 
 

@@ -10,18 +10,26 @@ accelerator itself moves its streams to and from external memory:
   ``WRITE_BASE``, at most ``WRITE_LIMIT`` beats.
 
 Registers of the system keep their addresses; the wrapper's own (:data:`TOP_REGISTERS`)
-are at 0x30 .. 0x3F. The slave answers every read one cycle later (``readdatavalid``) and
-never holds ``waitrequest``. One clock domain: bus, memory and core share ``clk``.
-Documented in ``docs/registers.md`` (section "Avalon-MM view").
+are at 0x30 .. 0x3F. The slave answers every read one cycle later (``readdatavalid``).
+
+Clocks: by default bus, memory and core share ``clk`` and the slave never holds
+``waitrequest``. With ``separate_core_clock=True`` the system runs in the domain ``core``
+(ports ``core_clk``, ``core_rst``) and the Avalon side in ``sync`` (``clk``, ``rst``), two
+unrelated clocks: the five streams cross through ``AsyncFIFO`` s, a register access of the
+system crosses by a toggle handshake with ``waitrequest`` held until its answer is back,
+and the ``STATUS`` bits the interrupt watches cross through two-flip-flop synchronisers
+(:mod:`hw.avalon.crossing`). Documented in ``docs/registers.md`` (section "Avalon-MM view").
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import wiring
+from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from hw.avalon import StreamReader, StreamWriter, read_master_signature, slave_signature
 from hw.avalon import write_master_signature
-from hw.checks import refuse_construction
+from hw.avalon.crossing import RegisterCrossing, StreamCrossing
+from hw.checks import check_integer, refuse_construction
 from hw.system import REGISTERS, STATUS_BITS, ForestSystem
 
 __all__ = ["ForestTop", "TOP_REGISTERS", "IRQ_CAUSES", "DMA_STATUS_BITS", "READ_TARGETS",
@@ -69,14 +77,24 @@ TOP_REGISTERS = {
 
 class ForestTop(wiring.Component):
     """The system behind Avalon-MM (module docstring). Parameters: as :class:`ForestSystem`,
-    plus ``read_fifo_depth`` (reads in flight)."""
+    plus ``read_fifo_depth`` (reads in flight), ``separate_core_clock`` (the system on a
+    clock of its own, domain ``core``) and ``crossing_depth`` (entries of each stream's
+    clock-crossing FIFO, a power of two from 2 to 64; only with a separate core clock)."""
 
-    def __init__(self, *, read_fifo_depth=8, **system_parameters):
+    def __init__(self, *, read_fifo_depth=8, separate_core_clock=False, crossing_depth=8,
+                 **system_parameters):
         try:
+            if not isinstance(separate_core_clock, bool):
+                raise TypeError(f"separate_core_clock must be True or False, not {separate_core_clock!r}")
+            check_integer("crossing_depth", crossing_depth, 2, 64)
+            if crossing_depth & (crossing_depth - 1):
+                raise ValueError(f"crossing_depth must be a power of two, not {crossing_depth}")
             self._system = ForestSystem(**system_parameters)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
+        self.separate_core_clock = separate_core_clock
+        self.crossing_depth = crossing_depth
         s = self._system
         streams = {name: getattr(s, name).signature.members["payload"].shape
                    for name in ("dataset", "trees_in", "rows", "trees", "predictions")}
@@ -90,18 +108,52 @@ class ForestTop(wiring.Component):
             "mem_read": Out(read_master_signature()), "mem_write": Out(write_master_signature()),
         })
 
+    def _streams(self, m, system, reader, writer):
+        """Connect the DMA engines to the system's streams, through clock-crossing FIFOs with a
+        separate core clock; return the ``level`` of the read-side crossings and of ``trees``'s."""
+        levels = {}
+        for index, name in [*READ_TARGETS.items(), *WRITE_TARGETS.items()]:
+            reading = name in READ_TARGETS.values()
+            ends = ((getattr(reader, f"out{index}"), getattr(system, name)) if reading
+                    else (getattr(system, name), getattr(writer, f"in{index}")))
+            if not self.separate_core_clock:
+                wiring.connect(m, *ends)
+                continue
+            layout = ends[0].signature.members["payload"].shape
+            crossing = StreamCrossing(layout, w_domain="sync" if reading else "core",
+                                      r_domain="core" if reading else "sync", depth=self.crossing_depth)
+            m.submodules[f"{name}_crossing"] = crossing
+            wiring.connect(m, ends[0], crossing.i)
+            wiring.connect(m, crossing.o, ends[1])
+            levels[name] = crossing.level
+        return levels
+
+    def _register_bus(self, m, system, mine):
+        """The system's registers on ``csr``: directly, or across the clocks. Returns the
+        system's read word for ``readdata``."""
+        csr = self.csr
+        if not self.separate_core_clock:
+            m.d.comb += [system.csr.address.eq(csr.address), system.csr.write_data.eq(csr.writedata),
+                         system.csr.read.eq(csr.read & ~mine), system.csr.write.eq(csr.write & ~mine),
+                         csr.waitrequest.eq(0)]
+            return system.csr.read_data
+        m.submodules.register_crossing = crossing = RegisterCrossing(system.csr.signature.flip())
+        wiring.connect(m, crossing.csr, system.csr)
+        m.d.comb += [crossing.address.eq(csr.address), crossing.write_data.eq(csr.writedata),
+                     crossing.read.eq(csr.read & ~mine), crossing.write.eq(csr.write & ~mine),
+                     csr.waitrequest.eq((csr.read | csr.write) & ~mine & ~crossing.done)]
+        return crossing.read_data
+
     def elaborate(self, platform):
         m = Module()
-        m.submodules.system = system = self._system
+        system = self._system
+        m.submodules.system = DomainRenamer("core")(system) if self.separate_core_clock else system
         m.submodules.reader = reader = self.reader
         m.submodules.writer = writer = self.writer
         csr = self.csr
         wiring.connect(m, wiring.flipped(self.mem_read), reader.bus)
         wiring.connect(m, wiring.flipped(self.mem_write), writer.bus)
-        for index, name in READ_TARGETS.items():
-            wiring.connect(m, getattr(reader, f"out{index}"), getattr(system, name))
-        for index, name in WRITE_TARGETS.items():
-            wiring.connect(m, getattr(system, name), getattr(writer, f"in{index}"))
+        levels = self._streams(m, system, reader, writer)
 
         # ------------------------------------------------------------ registers
         values = {name: Signal(width, name=name.lower())
@@ -114,13 +166,12 @@ class ForestTop(wiring.Component):
                     "WRITE_COUNT": writer.written, "DMA_STATUS": dma_status,
                     **{f"{name.upper()}_WORDS": count for name, count in self.words.items()}}
         mine = Signal()
-        m.d.comb += [mine.eq(csr.address[4:] == 3), csr.waitrequest.eq(0)]
+        m.d.comb += mine.eq(csr.address[4:] == 3)
+        system_data = self._register_bus(m, system, mine)
         from_top = Signal()
         top_data = Signal(32)
-        m.d.sync += [csr.readdatavalid.eq(csr.read), from_top.eq(mine)]
-        m.d.comb += [system.csr.address.eq(csr.address), system.csr.write_data.eq(csr.writedata),
-                     system.csr.read.eq(csr.read & ~mine), system.csr.write.eq(csr.write & ~mine),
-                     csr.readdata.eq(Mux(from_top, top_data, system.csr.read_data))]
+        m.d.sync += [csr.readdatavalid.eq(csr.read & ~csr.waitrequest), from_top.eq(mine)]
+        m.d.comb += csr.readdata.eq(Mux(from_top, top_data, system_data))
         with m.If(csr.read & mine):
             with m.Switch(csr.address):
                 for name, value in readable.items():
@@ -145,20 +196,41 @@ class ForestTop(wiring.Component):
                      writer.limit.eq(values["WRITE_LIMIT"]), writer.target.eq(csr.writedata)]
 
         # ------------------------------------------------------------ interrupt
-        status = system.status
+        status, drained, read_done = self._watched(m, system, reader, levels)
         errors = Cat([status[STATUS_BITS.index(name)] for name in ERROR_STATUS_BITS], dma_status[3:])
         errors_before = Signal.like(errors)
         training = Signal()             # a training ran; ``trained`` once its trees are written
         m.d.sync += errors_before.eq(errors)
         with m.If(status[STATUS_BITS.index("busy")]):
             m.d.sync += training.eq(1)
-        trained = training & ~status[STATUS_BITS.index("busy")] & ~writer.busy
+        trained = training & ~status[STATUS_BITS.index("busy")] & drained & ~writer.busy
         with m.If(trained):
             m.d.sync += training.eq(0)
-        raised = Cat(trained, (errors & ~errors_before).any(), reader.done, writer.done)
+        raised = Cat(trained, (errors & ~errors_before).any(), read_done, writer.done)
         m.d.sync += irq_status.eq((irq_status & ~cleared) | raised)
         m.d.comb += self.irq.eq((irq_status & values["IRQ_ENABLE"]).any())
         return m
+
+    def _watched(self, m, system, reader, levels):
+        """What the interrupt logic watches, in the bus domain: the ``STATUS`` bits, whether
+        every trained node has left the system's side (its crossing is empty), and the
+        read job's end (its last beat taken by the system, not only by a crossing)."""
+        if not self.separate_core_clock:
+            return system.status, 1, reader.done
+        busy = system.status[STATUS_BITS.index("busy")]
+        core_side = Signal(len(system.status) + 1)     # registered: no glitch reaches the synchroniser
+        m.d.core += core_side.eq(Cat(system.status, ~busy & (levels["trees"] == 0)))
+        bus_side = Signal.like(core_side)
+        m.submodules.status_sync = FFSynchronizer(core_side, bus_side, o_domain="sync")
+        draining = Signal()             # a read job ended; its beats may still be crossing
+        crossed = Cat(levels[name] == 0 for name in READ_TARGETS.values()).all()
+        read_done = Signal()
+        m.d.comb += read_done.eq(draining & crossed)
+        with m.If(reader.done):
+            m.d.sync += draining.eq(1)
+        with m.Elif(read_done):
+            m.d.sync += draining.eq(0)
+        return bus_side[:-1], bus_side[-1], read_done
 
 
 assert not set(TOP_REGISTERS) & set(REGISTERS)

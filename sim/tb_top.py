@@ -4,17 +4,22 @@ A register master (``cocotbext-avalon``) on the slave ``csr``; one memory behind
 masters with random ``waitrequest`` and random read latency (``sim.support.avalon``). The
 host puts the dataset and test rows in memory, programs the DMA jobs, trains, waits for the
 interrupt, reads the trees and predictions back from memory and compares them with the
-golden model (as ``sim/tb_system.py``). Settings: ``random_forests``, ``iris``,
-``waitrequest_probability``, ``max_latency``.
+golden model (as ``sim/tb_system.py``); the thesis datasets sonar and ctg the same way, on
+a build that holds them; with a separate core clock (``separate_core_clock``), both clocks
+run at the settings' periods. Settings: ``random_forests``, ``iris``, ``datasets`` (names),
+``test_rows``, ``figures`` (a JSON file for the datasets' figures), ``bus_period_ps``,
+``core_period_ps``, ``waitrequest_probability``, ``max_latency``.
 """
 
 import dataclasses
+import json
 import random
 
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, First, RisingEdge
+from cocotb.utils import get_sim_time
 from cocotbext.avalon import AvalonMMBus, AvalonMMMasterBFM
 
 from hw.avalon.bus import words_per_beat
@@ -26,14 +31,19 @@ from sim.runner import testbench_parameters
 from sim.support.avalon import RandomMemory, SparseMemory, beats_to_words, words_to_beats
 from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS
 from sim.support.trees import (PECapacity, assert_trees_equal, bits, dataset_beats,
-                               depth_overflow_expected, random_forest_case, tree_from_nodes,
-                               tree_inputs)
+                               depth_overflow_expected, inbag_overflow_expected, quantised_dataset,
+                               random_forest_case, tree_from_nodes, tree_inputs)
 from sw.methods.forest.model import TrainingParameters, forest_class_counts, forest_votes, train_forest
 
 ALL_REGISTERS = {**REGISTERS, **TOP_REGISTERS}
 #: Where the host puts its buffers in the memory model (byte addresses).
 BASES = {"dataset": 0x0001_0000, "rows": 0x0010_0000, "trees_in": 0x0020_0000,
          "trees": 0x0040_0000, "predictions": 0x0080_0000}
+
+
+#: (bus, core) clock periods in ps the builds with a separate core clock are simulated at:
+#: a 100 MHz bus with a 77 MHz core, and the reverse.
+CLOCK_PAIRS = [(10_000, 12_988), (12_988, 10_000)]
 
 
 class AcceleratorError(RuntimeError):
@@ -45,6 +55,7 @@ class TopHost:
 
     def __init__(self, dut, design, rng, waitrequest_probability=0.3, latency=(1, 8)):
         self.dut, self.design, self.rng = dut, design, rng
+        self.bus_period_ps = CLOCK_PERIOD_NS * 1000
         self.capacity = capacity = PECapacity(design)
         self.geometry = InferenceGeometry(
             max_trees=design["max_trees"], max_nodes_per_tree=capacity.max_nodes,
@@ -61,6 +72,10 @@ class TopHost:
         self.models = [RandomMemory(dut, name, self.memory, rng, latency=latency,
                                     waitrequest_probability=waitrequest_probability)
                        for name in ("mem_read", "mem_write")]
+
+    def cycle(self):
+        """Bus clock cycles since the simulation began."""
+        return int(get_sim_time("ps")) // self.bus_period_ps
 
     def start(self):
         self.master.start()
@@ -82,12 +97,18 @@ class TopHost:
         return {flag for bit, flag in enumerate(names) if word >> bit & 1}
 
     async def wait_for(self, cause, budget=20_000_000, poll=128):
-        """Wait for the interrupt cause ``cause``; clear it. An error cause raises."""
+        """Wait for the interrupt cause ``cause``; clear it. An error cause raises. A rise of
+        ``irq`` is taken at once (``writes_at_irq``: the words the memory had accepted from
+        the write master then); while ``irq`` is high for another cause, it is polled."""
         waited = 0
         while True:
-            await ClockCycles(self.dut.clk, poll)
+            if int(self.dut.irq.value):
+                await ClockCycles(self.dut.clk, poll)
+            else:
+                await First(RisingEdge(self.dut.irq), ClockCycles(self.dut.clk, poll))
             waited += poll
             if int(self.dut.irq.value):
+                self.writes_at_irq = self.models[1].accepted_writes
                 raised = await self.flags("IRQ_STATUS", IRQ_CAUSES)
                 if "error" in raised:
                     status = await self.flags("STATUS", STATUS_BITS)
@@ -149,15 +170,25 @@ class TopHost:
             await self.write(name, value)
 
     async def train(self, params, seed, n_trees, limit=None):
-        """Train with the trees written to memory; return them in tree order."""
+        """Train with the trees written to memory; return them in tree order. ``self.figures``
+        then holds the job's cycles (from ``CONTROL`` written to *trained* seen), ``CYCLES``, ``SORT_CYCLES`` and the nodes and bytes written back."""
         await self.configure(params, seed, n_trees)
         await self.arm_writer("trees", limit if limit is not None else n_trees * self.capacity.max_nodes)
+        began, writes = self.cycle(), self.models[1].accepted_writes
         await self.write("CONTROL", 1)
         await self.wait_for("trained")
+        ended = self.cycle()
         status = await self.flags("STATUS", STATUS_BITS)
         assert not status & {"busy", "bad_config", "tree_error"}, status
+        written = await self.read("WRITE_COUNT")
+        words = written * words_per_beat(self.layouts["trees"])
+        assert self.writes_at_irq - writes == words, \
+            f"trained raised with {self.writes_at_irq - writes} of the trees' {words} words written"
+        self.figures = {"bus_cycles": ended - began, "training_cycles": await self.read("CYCLES"),
+                        "sort_cycles": await self.read("SORT_CYCLES"), "nodes": written,
+                        "trees_bytes": written * 4 * words_per_beat(self.layouts["trees"])}
         groups = {}
-        for beat in self.get("trees", await self.read("WRITE_COUNT")):
+        for beat in self.get("trees", written):
             groups.setdefault(beat["tree"], []).append(beat["node"])
         return [tree_from_nodes(groups[index], self.capacity, params.n_classes, f"tree {index}")
                 for index in range(n_trees)]
@@ -197,30 +228,47 @@ class TopTestbench:
                             latency=(1, self.settings.get("max_latency", 8)))
 
     async def begin(self):
-        Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns", impl=CLOCK_IMPL).start()
+        """Clocks, reset, identity. A build with a separate core clock gets ``core_clk`` at
+        ``core_period_ps`` (default 13,000: 77 MHz) beside ``clk`` at ``bus_period_ps``
+        (default 10,000: 100 MHz); both resets are held together."""
+        dut, separate = self.dut, self.design.get("separate_core_clock", False)
+        self.host.bus_period_ps = self.settings.get("bus_period_ps", CLOCK_PERIOD_NS * 1000)
+        Clock(dut.clk, self.host.bus_period_ps, unit="ps", impl=CLOCK_IMPL).start()
+        resets = [dut.rst]
+        if separate:
+            Clock(dut.core_clk, self.settings.get("core_period_ps", 13_000), unit="ps", impl=CLOCK_IMPL).start()
+            resets.append(dut.core_rst)
         self.host.start()
-        self.dut.rst.value = 1
-        await ClockCycles(self.dut.clk, 2)
-        self.dut.rst.value = 0
+        for reset in resets:
+            reset.value = 1
+        await ClockCycles(dut.clk, 6 if separate else 2)
+        for reset in resets:
+            reset.value = 0
         await self.host.check_identity()
 
     def random_forest(self):
         return random_forest_case(self.rng, self.host.capacity, self.design["max_trees"])
 
-    async def check_train_and_predict(self, codes, labels, params, seed, n_trees, label):
+    async def check_train_and_predict(self, codes, labels, params, seed, n_trees, label, *, load=True,
+                                      test_rows=None):
+        """Load (unless ``load`` is false: the dataset is in the banks), train and compare the
+        trees, then predict ``test_rows`` rows of the dataset (all by default) and 5 random
+        rows and compare votes, classes, class-count sums and the accuracy counter."""
         host = self.host
         if any(depth_overflow_expected(codes, labels, params, seed, tree, host.capacity.max_depth)
                for tree in range(n_trees)):
             params = dataclasses.replace(params, max_depth=host.capacity.max_depth)
-        await host.load_dataset(codes, labels)
+        if load:
+            await host.load_dataset(codes, labels)
         expected = train_forest(codes, labels, params, seed, n_trees)
         trees = await host.train(params, seed, n_trees)
         for index, (got, want) in enumerate(zip(trees, expected)):
             assert_trees_equal(got, want, f"{label} tree {index}")
         assert await host.read("TREES_DONE") == n_trees
-        test = np.vstack([codes, np.array([[self.rng.randint(0, (1 << host.capacity.code_bits) - 1)
-                                            for _ in range(codes.shape[1])] for _ in range(5)])])
-        test_labels = np.concatenate([labels, [self.rng.randrange(params.n_classes) for _ in range(5)]])
+        chosen = sorted(self.rng.sample(range(len(labels)), test_rows)) if test_rows else slice(None)
+        test = np.vstack([codes[chosen], np.array([[self.rng.randint(0, (1 << host.capacity.code_bits) - 1)
+                                                    for _ in range(codes.shape[1])] for _ in range(5)])])
+        test_labels = np.concatenate([labels[chosen], [self.rng.randrange(params.n_classes) for _ in range(5)]])
         predicted, votes, sums = await host.predict(test, test_labels)
         want_votes = forest_votes(expected, test, params.n_classes)
         assert np.array_equal(votes[:, :params.n_classes], want_votes), f"{label}: votes differ"
@@ -231,6 +279,40 @@ class TopTestbench:
         correct = int(np.count_nonzero(want_votes.argmax(axis=1) == test_labels))
         assert await host.read("ROWS_CORRECT") == correct, f"{label}: on-chip accuracy counter"
         return expected
+
+    async def check_dataset(self, name, seed=2026, n_trees=None):
+        """A thesis dataset (``sw.data``, rank-quantised to the build's codes) loaded once through
+        the read master, then a forest-mode forest (scikit-learn's defaults: unlimited depth,
+        sqrt of the features per split) and a thesis-mode one trained, written back and
+        predicted through Avalon only. Returns the figures of the three jobs."""
+        host, capacity = self.host, self.host.capacity
+        n_trees = n_trees or self.design["max_trees"]
+        codes, labels, n_classes = quantised_dataset(name, capacity.code_bits)
+        (n_rows, n_features), most = codes.shape, self.design["max_trees"]
+        if n_rows > capacity.max_rows or n_features > capacity.feature_capacity or n_classes > capacity.classes \
+                or n_trees > most:
+            raise ValueError(f"{name} ({n_rows} rows, {n_features} features, {n_classes} classes, {n_trees} "
+                             f"trees) does not fit the build ({capacity.max_rows} rows, {capacity.feature_capacity} "
+                             f"features, {capacity.classes} classes, {most} trees)")
+        reads, began = host.models[0].accepted_reads, host.cycle()
+        await host.load_dataset(codes, labels)
+        figures = [{"dataset": name, "job": "load", "rows": n_rows, "features": n_features,
+                    "bus_cycles": host.cycle() - began, "bytes": 4 * (host.models[0].accepted_reads - reads)}]
+        for mode, params in [
+                ("forest", TrainingParameters(n_classes=n_classes, max_depth=None, max_samples=n_rows,
+                                              features_per_split=max(1, int(n_features ** 0.5)))),
+                ("thesis", TrainingParameters(n_classes=n_classes, max_depth=4, max_samples=16, thesis_mode=True))]:
+            too_many = [tree for tree in range(n_trees)
+                        if inbag_overflow_expected(n_rows, params, seed, tree, capacity.max_inbag_rows)]
+            if too_many:
+                raise ValueError(f"{name}: the bootstraps of trees {too_many} (seed {seed}) draw more distinct "
+                                 f"rows than the build's lists hold ({capacity.max_inbag_rows})")
+            await self.check_train_and_predict(codes, labels, params, seed, n_trees, f"{name} ({mode} mode)",
+                                               load=False, test_rows=self.settings.get("test_rows"))
+            figures.append({"dataset": name, "job": f"{mode} mode", "trees": n_trees, **host.figures})
+        for record in figures:
+            self.dut._log.info("figures: %s", record)
+        return figures
 
 
 @cocotb.test()
@@ -274,6 +356,21 @@ async def forest_from_memory_predicts_as_model(dut):
     await host.write("N_TREES", 3)
     _, votes, _ = await host.predict(codes, labels)
     assert np.array_equal(votes[:, :params.n_classes], forest_votes(trees, codes, params.n_classes))
+
+
+@cocotb.skipif(not testbench_parameters().get("datasets"), reason="no datasets in the settings")
+@cocotb.test()
+async def datasets_through_avalon_match_model(dut):
+    """The thesis datasets of the settings (``datasets``), trained and predicted through
+    Avalon only; the figures go to the file ``figures`` names (JSON), if any."""
+    tb = TopTestbench(dut)
+    await tb.begin()
+    figures = []
+    for name in tb.settings["datasets"]:
+        figures += await tb.check_dataset(name)
+    if tb.settings.get("figures"):
+        with open(tb.settings["figures"], "w") as file:
+            json.dump(figures, file, indent=1)
 
 
 @cocotb.test()
@@ -327,27 +424,68 @@ async def errors_raise_the_interrupt_and_clear(dut):
     await tb.check_train_and_predict(codes, labels, params, 3, 2, "after errors")
 
 
-def main(argv=None):
-    """``make avalon``: this testbench on a build of the catalogue, with more forests."""
-    import argparse
+def _forest_top_build(parser, option, name):
+    """(design, complete parameters) of a forest_top build named on the command line."""
     from hw.designs import BUILDS, DESIGNS
-    from sim.runner import simulate
+    design, parameters = BUILDS.get(name, (name, None))
+    if design != "forest_top":
+        parser.error(f"{option} {name} is not a build of forest_top "
+                     f"(known: forest_top, {', '.join(k for k, v in BUILDS.items() if v[0] == 'forest_top')})")
+    return design, {**DESIGNS[design][1], **(parameters or {})}
+
+
+def main(argv=None):
+    """``make avalon``: random forests and iris on one build of the catalogue, then the thesis
+    datasets sonar and ctg on another, with their figures."""
+    import argparse
+    from sim.runner import BUILD_ROOT, simulate
+    from sw.data.datasets import available
     parser = argparse.ArgumentParser(description="forest_top through Avalon-MM only, against the golden model")
     parser.add_argument("--build", default="forest_top_small",
-                        help="forest_top or a BUILDS entry of it (default: %(default)s)")
+                        help="forest_top or a BUILDS entry of it, for the random forests and iris "
+                             "(default: %(default)s)")
     parser.add_argument("--forests", type=int, default=20, help="random forests (default: %(default)s)")
+    parser.add_argument("--datasets", nargs="*", default=["sonar", "ctg"], metavar="NAME",
+                        help="thesis datasets trained on --datasets-build (default: %(default)s; "
+                             "none: give the option alone)")
+    parser.add_argument("--datasets-build", default="forest_top_datasets",
+                        help="the build that holds them (default: %(default)s)")
+    parser.add_argument("--cdc-build", default="forest_top_small_cdc",
+                        help="a build with a separate core clock, for the random forests and iris at "
+                             "each pair of CLOCK_PAIRS (default: %(default)s; none: give 'none')")
     parser.add_argument("--seed", type=int, help="cocotb random seed, to reproduce a run")
     arguments = parser.parse_args(argv)
-    design, parameters = BUILDS.get(arguments.build, (arguments.build, None))
-    if design != "forest_top":
-        parser.error(f"--build {arguments.build} is not a build of forest_top "
-                     f"(known: forest_top, {', '.join(k for k, v in BUILDS.items() if v[0] == 'forest_top')})")
+    design, parameters = _forest_top_build(parser, "--build", arguments.build)
     if arguments.forests < 1:
         parser.error(f"--forests {arguments.forests}: at least 1")
-    tests, _ = simulate(design, "sim.tb_top", parameters={**DESIGNS[design][1], **(parameters or {})},
+    missing = [name for name in arguments.datasets if not available(name)]
+    if missing:
+        parser.error(f"--datasets: {', '.join(missing)} not found; set HWFOREST_DATA_DIR to a folder holding "
+                     f"them (docs/running.md)")
+    tests, _ = simulate(design, "sim.tb_top", parameters=parameters,
                         testbench={"random_forests": arguments.forests, "iris": True}, seed=arguments.seed)
-    print(f"forest_top ({arguments.build}): {tests} cocotb tests passed, {arguments.forests} random "
-          f"forests and iris bit-identical to the golden model through Avalon-MM")
+    print(f"forest_top ({arguments.build}): {tests - 1} cocotb tests passed (the datasets' one skipped), "
+          f"{arguments.forests} random forests and iris bit-identical to the golden model through Avalon-MM")
+    if arguments.cdc_build != "none":
+        design, parameters = _forest_top_build(parser, "--cdc-build", arguments.cdc_build)
+        if not parameters.get("separate_core_clock"):
+            parser.error(f"--cdc-build {arguments.cdc_build} has no separate core clock")
+        for bus, core in CLOCK_PAIRS:
+            simulate(design, "sim.tb_top", parameters=parameters, seed=arguments.seed,
+                     testbench={"random_forests": arguments.forests, "iris": True, "bus_period_ps": bus,
+                                "core_period_ps": core})
+            print(f"forest_top ({arguments.cdc_build}, bus clock {1e6 / bus:.0f} MHz, core clock "
+                  f"{1e6 / core:.0f} MHz): {arguments.forests} random forests and iris bit-identical "
+                  f"to the golden model through Avalon-MM")
+    if arguments.datasets:
+        design, parameters = _forest_top_build(parser, "--datasets-build", arguments.datasets_build)
+        figures = BUILD_ROOT / "avalon_datasets.json"
+        simulate(design, "sim.tb_top", parameters=parameters, testcase="datasets_through_avalon_match_model",
+                 testbench={"datasets": arguments.datasets, "figures": str(figures)}, seed=arguments.seed)
+        print(f"forest_top ({arguments.datasets_build}): {', '.join(arguments.datasets)} bit-identical to "
+              f"the golden model through Avalon-MM, predictions equal")
+        for record in json.loads(figures.read_text()):
+            print("  " + ", ".join(f"{key} {value}" for key, value in record.items()))
     return 0
 
 

@@ -264,6 +264,13 @@ def component_tcl(module, component):
              "add_interface reset reset end", "set_interface_property reset associatedClock clock",
              "set_interface_property reset synchronousEdges BOTH",
              "add_interface_port reset rst reset Input 1"]
+    if getattr(component, "separate_core_clock", False):
+        # The system's own clock and reset (hw/avalon/crossing.py crosses to the bus clock).
+        lines += ["", "add_interface core_clock clock end", "add_interface_port core_clock core_clk clk Input 1",
+                  "", "add_interface core_reset reset end",
+                  "set_interface_property core_reset associatedClock core_clock",
+                  "set_interface_property core_reset synchronousEdges BOTH",
+                  "add_interface_port core_reset core_rst reset Input 1"]
     for prefix, (kind, direction, properties) in _INTERFACES.items():
         lines += ["", f"add_interface {prefix} {kind} {direction}",
                   f"set_interface_property {prefix} associatedClock clock",

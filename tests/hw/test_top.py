@@ -76,7 +76,13 @@ def test_memory_format_table_is_the_default_build():
         assert top.words[stream] == -(-width // 32)
 
 
-def test_bad_parameters_are_refused():
-    with pytest.raises(ValueError, match="pe_count must be between 1 and 64, not 0"):
-        ForestTop(pe_count=0)
+@pytest.mark.parametrize("arguments, error, text", [
+    ({"pe_count": 0}, ValueError, "pe_count must be between 1 and 64, not 0"),
+    ({"separate_core_clock": 1}, TypeError, "separate_core_clock must be True or False, not 1"),
+    ({"crossing_depth": 1}, ValueError, "crossing_depth must be between 2 and 64, not 1"),
+    ({"crossing_depth": 12}, ValueError, "crossing_depth must be a power of two, not 12"),
+])
+def test_bad_parameters_are_refused(arguments, error, text):
+    with pytest.raises(error, match=text):
+        ForestTop(**arguments)
     assert re.search(r"\| `csr` \| Avalon-MM slave", DOC)

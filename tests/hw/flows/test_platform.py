@@ -223,10 +223,13 @@ def test_cli_sets_parameters(tmp_path, capsys):
         main(["--out", str(tmp_path), "--blocks", "tree_random"])
 
 
-def test_component_declares_every_port_of_forest_top(tmp_path, capsys):
+@pytest.mark.parametrize("separate_core_clock", [False, True])
+def test_component_declares_every_port_of_forest_top(tmp_path, capsys, separate_core_clock):
     """`make quartus` without --probe: forest_top's Verilog and _hw.tcl; every port of the
-    Verilog module is in exactly one interface, with its direction and width."""
+    Verilog module is in exactly one interface, with its direction and width (with the
+    separate core clock, its clock and reset too)."""
     settings = [f"--set=forest_top.{key}={value}" for key, value in SMALL["forest_top"].items()]
+    settings.append(f"--set=forest_top.separate_core_clock={separate_core_clock}")
     assert main(["--out", str(tmp_path), *settings]) == 0
     (tcl,) = tmp_path.glob("*_hw.tcl")
     module = tcl.name[:-len("_hw.tcl")]
@@ -242,6 +245,8 @@ def test_component_declares_every_port_of_forest_top(tmp_path, capsys):
     assert len(ports) > 10 and declared == ports
     for interface, kind, end in [("csr", "avalon", "end"), ("mem_read", "avalon", "start"),
                                  ("mem_write", "avalon", "start"), ("irq", "interrupt", "end"),
-                                 ("clock", "clock", "end"), ("reset", "reset", "end")]:
+                                 ("clock", "clock", "end"), ("reset", "reset", "end"),
+                                 *([("core_clock", "clock", "end"), ("core_reset", "reset", "end")]
+                                   if separate_core_clock else [])]:
         assert f"add_interface {interface} {kind} {end}" in text
     assert f"TOP_LEVEL {module}" in text and str(tcl) in capsys.readouterr().out
