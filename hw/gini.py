@@ -48,6 +48,15 @@ def split_layout(classes, code_bits, count_bits, row_bits):
     })
 
 
+def _lowest(m, mask):
+    """The index of the lowest set bit of ``mask`` (0 when none is set)."""
+    index = Signal(range(len(mask)))
+    for c in reversed(range(len(mask))):
+        with m.If(mask[c]):
+            m.d.comb += index.eq(c)
+    return index
+
+
 class GiniScanner(wiring.Component):
     """Scans sorted segments one entry per cycle and reports each segment's best split.
 
@@ -56,9 +65,16 @@ class GiniScanner(wiring.Component):
     offered on ``splits``. The squared totals ``sum_c T_c^2`` are summed one class with a
     non-zero total per cycle, the first in the header's cycle, so the scan waits only when
     more than one class is present: segment latency ``entries + max(0, nonzero classes -
-    1) + 4`` cycles, header to result. (Adding the last square in the scan's first cycle
-    would save one more cycle, but then the squarer works beside the scan's ``weight^2`` and
-    Yosys can no longer share one multiplier between them: +1 DSP block per lane.)
+    1) + 4`` cycles, header to result, both counted, without stalls (one fewer when the
+    last entry closes no boundary). (Adding the last square in the scan's first cycle would
+    save one more cycle, but Yosys shares the squarer with the scan's ``B`` multiplier, so
+    it would cost a multiplier and lengthen that update, the critical path.)
+
+    Pipeline: the scan (class counts, sums of squares ``A`` and ``B``); stage 1 scores the
+    boundary an entry closes from the scan's registers; stage 2 registers its cross
+    products with the best and with the boundary in stage 3; stage 3 decides (see
+    ``_choose_best``). The latency is that of the earlier copy -> score -> compare-and-update
+    pipeline: stage 1 reads the scan's registers directly instead of a copy of them.
 
     Parameters
     ----------
@@ -107,84 +123,62 @@ class GiniScanner(wiring.Component):
         square_bits = 2 * count_bits
         counts_layout = data.ArrayLayout(count_bits, classes)
 
-        totals = Signal(counts_layout)
-        total_weight = Signal(count_bits)
+        right = Signal(counts_layout)               # R_c = T_c - L_c
         total_rows = Signal(self.row_bits + 1)
         left = Signal(counts_layout)
         left_weight = Signal(count_bits)
+        right_weight = Signal(count_bits)           # total weight - left_weight
         left_rows = Signal(self.row_bits + 1)
         squares_left = Signal(square_bits)          # A = sum_c L_c^2
         squares_right = Signal(square_bits)         # B = sum_c (T_c - L_c)^2
         previous_code = Signal(self.code_bits)
         have_previous = Signal()
-        # Classes whose squared totals are still to be added to B (non-zero totals only).
+        # Classes whose squared totals are still to be added to B (non-zero totals only),
+        # the lowest of them in a register of its own (the squarer's operand).
         unsummed = Signal(classes)
-        next_class = Signal(range(classes))         # lowest class in unsummed
-        for c in reversed(range(classes)):
-            with m.If(unsummed[c]):
-                m.d.comb += next_class.eq(c)
+        operand = Signal(count_bits)
         # One squarer serves both: the header's first square (in the header's cycle) and
-        # then the registered totals' (its input is switched in the state that takes the header).
-        square_input = Signal(self.count_bits)
+        # then the operand's (its input is switched in the state that takes the header);
+        # the operand is loaded a cycle ahead, so no class select precedes the multiplier.
+        square_input = Signal(count_bits)
         square = Signal(square_bits)
-        m.d.comb += [square_input.eq(totals[next_class]), square.eq(square_input * square_input)]
-        next_square = Signal(square_bits)
-        m.d.comb += next_square.eq(Mux(unsummed.any(), square, 0))
+        m.d.comb += [square_input.eq(operand), square.eq(square_input * square_input)]
+        later = Signal(classes)                     # unsummed without its lowest class
+        m.d.comb += later.eq(unsummed & ~(1 << _lowest(m, unsummed)))
+        following = _lowest(m, later)
+        header = self.segments.p
+        nonzero = Cat(header.class_counts[c] != 0 for c in range(classes))
+        first = _lowest(m, nonzero)
+        remaining = Signal(classes)                 # the header's non-zero classes but the first
+        m.d.comb += remaining.eq(nonzero & ~(1 << first))
+        second = _lowest(m, remaining)
 
-        # Stage 1: a candidate boundary as it stood before the entry that closed it.
-        c1_valid = Signal()
-        c1_squares_left, c1_squares_right = Signal(square_bits), Signal(square_bits)
-        c1_left_weight, c1_right_weight = Signal(count_bits), Signal(count_bits)
-        c1_threshold = Signal(self.code_bits)
-        c1_rows_left = Signal(self.row_bits + 1)
-        c1_left = Signal(counts_layout)
-        # Stage 2: its score as an exact fraction.
-        c2_valid = Signal()
-        c2_numerator = Signal(3 * count_bits + 1)
-        c2_denominator = Signal(2 * count_bits)
-        c2_threshold = Signal(self.code_bits)
-        c2_rows_left = Signal(self.row_bits + 1)
-        c2_left = Signal(counts_layout)
-        # Stage 3: the best so far.
-        best = Signal(split_layout(classes, self.code_bits, count_bits, self.row_bits))
-        m.d.sync += [c1_valid.eq(0), c2_valid.eq(0)]
+        # Stage 1, the score: a boundary's fraction straight from the scan's registers, in
+        # the cycle of the entry that closes it (they still hold the sums before that entry).
+        candidate = split_layout(classes, self.code_bits, count_bits, self.row_bits)
+        scored = Signal(candidate)                  # found: a boundary is present
+        m.d.sync += [
+            scored.found.eq(0),
+            scored.numerator.eq(squares_left * right_weight + squares_right * left_weight),
+            scored.denominator.eq(left_weight * right_weight),
+            scored.threshold.eq((previous_code + self.entries.p.code) >> 1),
+            scored.rows_left.eq(left_rows), scored.left_counts.eq(left),
+        ]
+        best = Signal(candidate)
+        self._choose_best(m, scored, best)
         m.d.comb += self.splits.payload.eq(best)
-
-        # Stage 2 and 3 run whenever a candidate is present.
-        with m.If(c1_valid):
-            m.d.sync += [
-                c2_valid.eq(1),
-                c2_numerator.eq(c1_squares_left * c1_right_weight + c1_squares_right * c1_left_weight),
-                c2_denominator.eq(c1_left_weight * c1_right_weight),
-                c2_threshold.eq(c1_threshold), c2_rows_left.eq(c1_rows_left), c2_left.eq(c1_left),
-            ]
-        better = Signal()
-        m.d.comb += better.eq(~best.found |
-                              (c2_numerator * best.denominator > best.numerator * c2_denominator))
-        with m.If(c2_valid & better):
-            m.d.sync += [
-                best.found.eq(1), best.threshold.eq(c2_threshold), best.rows_left.eq(c2_rows_left),
-                best.numerator.eq(c2_numerator), best.denominator.eq(c2_denominator),
-                best.left_counts.eq(c2_left),
-            ]
 
         with m.FSM(init="Wait for a segment"):
             with m.State("Wait for a segment"):
                 m.d.comb += self.segments.ready.eq(1)
                 with m.If(self.segments.valid):
-                    header = self.segments.p
                     # B starts as sum_c T_c^2 (nothing is left yet): the lowest non-zero
                     # class's square now, the others below.
-                    nonzero = Cat(header.class_counts[c] != 0 for c in range(classes))
-                    first = Signal(range(classes))
-                    for c in reversed(range(classes)):
-                        with m.If(nonzero[c]):
-                            m.d.comb += first.eq(c)
                     m.d.comb += square_input.eq(header.class_counts[first])
-                    remaining = nonzero & ~(1 << first)
                     m.d.sync += [
-                        totals.eq(header.class_counts), total_rows.eq(header.rows),
-                        total_weight.eq(sum(header.class_counts[c] for c in range(classes))),
+                        operand.eq(header.class_counts[second]),
+                        right.eq(header.class_counts), total_rows.eq(header.rows),
+                        right_weight.eq(sum(header.class_counts[c] for c in range(classes))),
                         left.eq(0), left_weight.eq(0), left_rows.eq(0),
                         squares_left.eq(0), squares_right.eq(square),
                         have_previous.eq(0), unsummed.eq(remaining), best.found.eq(0),
@@ -195,10 +189,10 @@ class GiniScanner(wiring.Component):
                         m.next = "Sum squared totals"
 
             with m.State("Sum squared totals"):
-                # One non-zero class per cycle.
-                m.d.sync += [squares_right.eq(squares_right + next_square),
-                             unsummed.eq(unsummed & ~(1 << next_class))]
-                with m.If((unsummed & ~(1 << next_class)) == 0):
+                # One non-zero class per cycle; the next one's total into the operand.
+                m.d.sync += [squares_right.eq(squares_right + square), unsummed.eq(later),
+                             operand.eq(right[following])]
+                with m.If(later == 0):
                     m.next = "Scan entries"
 
             with m.State("Scan entries"):
@@ -209,26 +203,18 @@ class GiniScanner(wiring.Component):
                     leaf_ok = ((left_rows >= self.min_samples_leaf) &
                                (rows_right >= self.min_samples_leaf))
                     with m.If(have_previous & (previous_code != entry.code) & leaf_ok):
-                        m.d.sync += [
-                            c1_valid.eq(1),
-                            c1_squares_left.eq(squares_left), c1_squares_right.eq(squares_right),
-                            c1_left_weight.eq(left_weight),
-                            c1_right_weight.eq(total_weight - left_weight),
-                            c1_threshold.eq((previous_code + entry.code) >> 1),
-                            c1_rows_left.eq(left_rows),
-                            c1_left.eq(left),
-                        ]
-                    # Move the entry from right to left:
-                    # A += 2 w L_c + w^2 and B += w^2 - 2 w R_c, with R_c = T_c - L_c.
+                        m.d.sync += scored.found.eq(1)
+                    # Move the entry from right to left: A += w (2 L_c + w) and
+                    # B -= w (2 R_c - w), where R_c >= w (the entry is on the right).
                     weight = entry.weight
-                    left_count = left[entry.label]
-                    right_count = totals[entry.label] - left_count
-                    weight_squared = weight * weight
+                    left_count, right_count = left[entry.label], right[entry.label]
                     m.d.sync += [
-                        squares_left.eq(squares_left + ((weight * left_count) << 1) + weight_squared),
-                        squares_right.eq(squares_right + weight_squared - ((weight * right_count) << 1)),
+                        squares_left.eq(squares_left + weight * ((left_count << 1) + weight)),
+                        squares_right.eq(squares_right - weight * ((right_count << 1) - weight)),
                         left[entry.label].eq(left_count + weight),
+                        right[entry.label].eq(right_count - weight),
                         left_weight.eq(left_weight + weight),
+                        right_weight.eq(right_weight - weight),
                         left_rows.eq(left_rows + 1),
                         previous_code.eq(entry.code), have_previous.eq(1),
                     ]
@@ -236,8 +222,8 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                # Once no candidate is in stage 1, the best is final at the next edge.
-                with m.If(~c1_valid):
+                # Once no boundary is in stage 1, the best is final at the next edge.
+                with m.If(~scored.found):
                     m.next = "Offer the best split"
 
             with m.State("Offer the best split"):
@@ -245,3 +231,33 @@ class GiniScanner(wiring.Component):
                 with m.If(self.splits.ready):
                     m.next = "Wait for a segment"
         return m
+
+    def _choose_best(self, m, scored, best):
+        """Stages 2 and 3: a scored boundary replaces ``best`` when it is strictly better.
+
+        Stage 2 registers the scored boundary into ``held`` with its cross products against
+        ``best`` as it stands and against the boundary ``held`` holds until then, which
+        stage 3 decides in that cycle; stage 3 compares registered products only. The one update
+        of ``best`` that stage 2's products cannot have seen is that decision, so when it
+        replaced the best, "beats the best" is "beats that boundary" (the pairwise
+        products). A speculative compare: two more wide multipliers, no extra cycle.
+        """
+        width = 5 * self.count_bits + 1
+        held = Signal.like(scored)                  # stage 2's boundary (found: present)
+        held_best_found = Signal()
+        over_best, under_best = Signal(width), Signal(width)    # beats best: over > under
+        over_pair, under_pair = Signal(width), Signal(width)    # beats stage 3's boundary
+        m.d.sync += [
+            held.eq(scored), held_best_found.eq(best.found),
+            over_best.eq(scored.numerator * best.denominator),
+            under_best.eq(best.numerator * scored.denominator),
+            over_pair.eq(scored.numerator * held.denominator),
+            under_pair.eq(held.numerator * scored.denominator),
+        ]
+        replaced = Signal()                         # stage 3 replaced best in the last cycle
+        better = Signal()
+        m.d.comb += better.eq(Mux(replaced, over_pair > under_pair,
+                                  ~held_best_found | (over_best > under_best)))
+        m.d.sync += replaced.eq(held.found & better)
+        with m.If(held.found & better):
+            m.d.sync += best.eq(held)

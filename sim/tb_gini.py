@@ -5,11 +5,12 @@ Settings (from the runner): ``random_segments``, ``idle_probability``, ``stall_p
 
 import cocotb
 import numpy as np
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
 
 from hw.gini import entry_layout, segment_layout, split_layout
 from sim.coverage import bins, coverage_for
-from sim.support.testbench import StreamTestbench
+from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
 from sw.methods.forest.model import best_split_of_segment
 
 
@@ -115,3 +116,36 @@ async def reset_in_the_middle_then_again(dut):
         await tb.reset()
         codes, labels, weights = tb.random_segment()
         await tb.check(codes, labels, weights, 1, f"after reset {case}")
+
+
+async def _count_headers(dut, cycles):
+    """Append the cycle of every header transfer to ``cycles`` (as the sink counts its own)."""
+    while True:
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        if int(dut.segments__valid.value) and int(dut.segments__ready.value):
+            cycles.append(int(get_sim_time("ns") // CLOCK_PERIOD_NS))
+
+
+@cocotb.test()
+async def latency_is_as_documented(dut):
+    """Without idles or stalls: header to result, both counted, in ``entries + max(0, classes
+    present - 1) + 4`` cycles, one fewer when the last entry closes no boundary."""
+    tb = GiniTestbench(dut)
+    tb.segments.idle_probability = tb.entries.idle_probability = tb.splits.stall_probability = 0
+    headers = []
+    cocotb.start_soon(_count_headers(dut, headers))
+    await tb.begin()
+    n = min(12, (1 << tb.row_bits) - 1)
+    cases = [  # (codes, labels, classes present, the last entry closes a boundary)
+        (np.arange(n), np.zeros(n, int), 1, True),
+        (np.arange(n), np.arange(n) % 2, 2, True),
+        (np.arange(n), np.arange(n) % tb.classes, min(n, tb.classes), True),
+        (np.minimum(np.arange(n), n - 2), np.arange(n) % 2, 2, False),
+    ]
+    for index, (codes, labels, present, closes) in enumerate(cases):
+        headers.clear()
+        await tb.check(codes, labels, np.ones(n, int), 1, f"latency case {index}")
+        latency = tb.splits.cycles[0] - headers[0] + 1
+        expected = n + max(0, present - 1) + 4 - (not closes)
+        assert latency == expected, f"latency case {index}: {latency} cycles, documented {expected}"
