@@ -15,7 +15,6 @@ from hw.formal.harness import CHECKS, KINDS, FormalHarness
 from hw.formal.invariants import (partition_invariants, pe_invariants, sorter_invariants,
                                   trainer_invariants)
 from hw.formal.properties import stream_ports
-from hw.system import REGISTERS
 
 __all__ = ["FormalBuild", "FORMAL", "Job", "jobs", "harness"]
 
@@ -76,27 +75,6 @@ _CODES_ANSWER_LOOKUPS = {
         lambda s: ~s.component.codes.valid | (s["sparse._answered"] < s["sparse.looked_up"])}
 
 
-#: No start in the cycle after an accepted sparse-fill start or a prefetch
-#: (``start_prologue`` high), nor in the cycle a queued tree is promoted: the sparse
-#: fill's prologue (and the in-bag builder) would begin on that stale pulse while the
-#: start abandons its tree (two starts in a row: a counterexample in 3 cycles;
-#: ``docs/formal.md`` gives the RTL fix). In both cycles the PE is busy; the trainer
-#: starts only an idle PE (its invariant "idle while not assigned"), so it never does.
-_NO_START_ON_PULSES = {
-    "no start while the sparse fill's start pulse is high or a tree is promoted":
-        # (two signals of that name: the register and the sparse fill's input it drives)
-        lambda s: ~(s.component.start & (s.all(".start_prologue")[0] | s[".promoting"]))}
-
-
-#: The host does not write ``FLAGS`` while the trainer is busy: its bit 3 (export the
-#: trees) gates ``trees.valid`` directly, so a write in the middle of a stalled node
-#: would drop it (a counterexample at k = 3; ``docs/formal.md``).
-_FLAGS_KEPT_WHILE_BUSY = {
-    "FLAGS not written while the trainer is busy":
-        lambda s: ~(s.component.csr.write & (s.component.csr.address == REGISTERS["FLAGS"][0])
-                    & s["trainer.busy"])}
-
-
 #: Design name -> how it is proved.
 FORMAL = {
     "tree_random": FormalBuild({"bound_bits": 2, "tree_index_bits": 1}, aborts=("start",),
@@ -118,14 +96,12 @@ FORMAL = {
                                       aborts=("start",), stops=("bad_input",), depth=3,
                                       invariants=pe_invariants(),
                                       assumptions={**_LISTS_ANSWER_REQUESTS,
-                                                   **_CODES_ANSWER_LOOKUPS,
-                                                   **_NO_START_ON_PULSES},
+                                                   **_CODES_ANSWER_LOOKUPS},
                                       covers={"list_requests": 5, "nodes": 15}),
     "forest_trainer": FormalBuild(_SMALL_TRAINER, aborts=("start",), depth=3,
                                   invariants={**pe_invariants("pe0", servers=False),
                                               **trainer_invariants("", _PE_COUNT)}),
     "forest_system": FormalBuild({**_SMALL_TRAINER, "traversal_stages": 1}, depth=3,
-                                 assumptions=_FLAGS_KEPT_WHILE_BUSY,
                                  invariants={**pe_invariants("trainer.pe0", servers=False),
                                              **trainer_invariants("trainer", _PE_COUNT)},
                                  covers={"predictions": 5}),

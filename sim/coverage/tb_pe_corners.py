@@ -18,12 +18,12 @@ takes each of these from every state: it starts a tree (list-filled in forest or
 mode, or sparse), restarts it in the first cycle its FSM is in the state, and checks a tree
 against the model afterwards.
 
-Two starts in consecutive cycles, the first a sparse tree's, leave the sparse fill's
-prologue running for no tree (the first start's registered ``start_prologue`` pulse comes
-in the cycle of the second start and wins): :func:`start_on_consecutive_cycles` and
-:func:`prologue_waiting_for_its_draw_restarts` then queue a sparse tree, whose prologue
-starts from wherever the abandoned one is; :func:`stale_prologue_is_not_taken` (expected
-to fail, a design bug) shows a queued tree taking the abandoned prologue's results.
+Two starts in consecutive cycles, the first a sparse tree's: the first start's registered
+``start_prologue`` pulse comes in the cycle of the second start, and the start wins, so
+the prologue runs for no abandoned tree (it once did: coverage found the bug).
+:func:`start_on_consecutive_cycles`, :func:`abandoned_prologue_is_not_restarted` and
+:func:`stale_prologue_is_not_taken` queue a sparse tree behind and check both trees, and
+that the abandoned prologue asks for no code.
 :func:`stale_code_answer_is_held_off` offers a code answer nobody asked for.
 """
 
@@ -142,8 +142,7 @@ async def start_on_consecutive_cycles(dut):
     """A sparse-fill tree started and, in the very next cycle, replaced by a list-filled
     thesis tree, with a sparse tree queued behind it (at once or after a random delay), on
     datasets of several sizes: both trees must match the model. The first start's
-    prologue pulse comes while the second start is taken, so the prologue runs for no
-    tree, and the queued tree's prologue starts from wherever it is."""
+    prologue pulse comes while the second start is taken and must start nothing."""
     tb = PETestbench(dut)
     await tb.begin()
     all_codes, all_labels, _ = parity_dataset(tb)
@@ -160,26 +159,17 @@ async def start_on_consecutive_cycles(dut):
                                         f"sparse one, sparse queued after up to {delay} cycles", max_delay=delay)
             finally:
                 tb.start = started
-    # Once more with the first prologue's code requests left unanswered: it waits in 'Look
-    # up the drawn rows' when the queued tree's prologue starts.
-    # A list-filled thesis tree with a bootstrap (more draws than the sparse fill holds), so
-    # that the abandoned prologue has rows to look up.
-    codes, labels = all_codes, all_labels
+    # The abandoned prologue asks for nothing: a sparse tree replaced in the next cycle by a
+    # list-filled thesis tree that draws more rows than the sparse fill holds (before the
+    # fix, the first start's pulse ran the prologue beside it and its look-ups went out).
     drawn = TrainingParameters(n_classes=2, max_samples=tb.design["sparse_rows"] + 8, max_depth=4, thesis_mode=True)
-    sequence = [(drawn, 8, 16), (trees["sparse"], 8, 17)]
-
-    async def double_start_waiting():
-        await _double_start(tb, codes, trees["sparse"], sequence[0])
-        tb.codes.send = lambda beat: None
-
-    answer = tb.codes.send
-    release = cocotb.start_soon(_answer_again_after_restart(tb, answer))
-    tb.start = double_start_waiting
+    tb.start = lambda: _double_start(tb, all_codes, trees["sparse"], (drawn, 8, 16))
     try:
-        await tb.check_sequence(codes, labels, sequence, "the first prologue left waiting")
+        await tb.check_sequence(all_codes, all_labels, [(drawn, 8, 16)], "a sparse tree abandoned at once")
     finally:
-        tb.start, tb.codes.send = started, answer
-        release.cancel()
+        tb.start = started
+    requests = len(tb.code_requests.received)
+    assert requests == 0, f"the abandoned sparse tree's prologue asked for {requests} codes"
 
 
 async def _double_start(tb, codes, first, second):
@@ -214,13 +204,13 @@ async def _leaf_over_sparse_then_sparse(tb, rows):
 
 
 @cocotb.test()
-async def prologue_waiting_for_its_draw_restarts(dut):
-    """The abandoned prologue is restarted while it waits for its feature draw; both trees
-    must match the model."""
+async def abandoned_prologue_is_not_restarted(dut):
+    """The trace SymbiYosys found for 'Draw the tree's feature -> Draw the bootstrap' before
+    the fix (a sparse tree replaced by a root leaf of 4 rows, a sparse tree queued behind,
+    no random stalls): the prologue now begins only from 'Idle' (proved in
+    sim.coverage.proofs); both trees must match the model."""
     tb = PETestbench(dut)
     await tb.begin()
-    # No random stalls: the timing is then the solver's (with them, the abandoned prologue
-    # may reach 'Ready' first, the design bug of stale_prologue_is_not_taken).
     for driver in tb.sources:
         driver.idle_probability = 0.0
     for driver in tb.sinks:
@@ -229,7 +219,7 @@ async def prologue_waiting_for_its_draw_restarts(dut):
     watcher = cocotb.start_soon(_watch_prologue(tb, "Draw the tree's feature", "Draw the bootstrap", seen))
     await _leaf_over_sparse_then_sparse(tb, 4)
     watcher.cancel()
-    assert seen, "the abandoned prologue was not restarted while waiting for its draw"
+    assert not seen, f"the prologue was restarted while waiting for its draw at cycles {seen}"
 
 
 async def _watch_prologue(tb, source, target, seen):
@@ -246,30 +236,15 @@ async def _watch_prologue(tb, source, target, seen):
         previous = state
 
 
-@cocotb.test(expect_fail=True)
+@cocotb.test()
 async def stale_prologue_is_not_taken(dut):
-    """Expected to fail until hw/pe/sparse.py is fixed (docs/coverage.md): the abandoned
-    prologue reaches 'Ready' before the queued sparse tree is promoted, and the controller,
-    in 'Wait for the prologue' one cycle before the new prologue begins, takes its stale
-    results (root counts 0)."""
+    """The design bug found by coverage (fixed in hw/pe/sparse.py and controller.py): with
+    16 rows, the abandoned prologue reached 'Ready' before the queued sparse tree was
+    promoted, and the controller took its stale results (root counts 0). Both trees must
+    match the model."""
     tb = PETestbench(dut)
     await tb.begin()
     await _leaf_over_sparse_then_sparse(tb, 16)
-
-
-async def _answer_again_after_restart(tb, answer):
-    """Answer code requests again once the prologue has left 'Look up the drawn rows' for
-    'Draw the bootstrap' (the requests dropped before were the abandoned prologue's)."""
-    prologue = next(m for m in state_machines("processing_element", tb.design) if m.group == "sparse/prologue_state")
-    encoding = {name: value for value, name in prologue.states.items()}
-    handle, previous = tb.dut.sparse.prologue_state, None
-    while True:
-        await RisingEdge(tb.dut.clk)
-        state = int(handle.value)
-        if previous == encoding["Look up the drawn rows"] and state == encoding["Draw the bootstrap"]:
-            tb.codes.send = answer
-            return
-        previous = state
 
 
 @cocotb.test()

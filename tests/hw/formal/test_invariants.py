@@ -61,7 +61,11 @@ def test_the_big_designs_assert_their_blocks_invariants():
         trainer = "" if design == "forest_trainer" else "trainer"
         assert set(trainer_invariants(trainer)) <= names
     assert any("lists received" in name for name in FORMAL["processing_element"].invariants)
-    assert FORMAL["forest_trainer"].assumptions == {}
+    # No assumption stands for a design fix: the trainer and the system assume nothing, the
+    # PE only that its list and code servers answer its requests.
+    assert FORMAL["forest_trainer"].assumptions == {} and FORMAL["forest_system"].assumptions == {}
+    assert sorted(FORMAL["processing_element"].assumptions) == ["codes only for asked look-ups",
+                                                               "presorted words only for requested lists"]
 
 
 @pytest.mark.parametrize("design", ["processing_element", "forest_trainer", "forest_system"])
