@@ -5,13 +5,10 @@ Imported both inside the simulator (by :mod:`sim.host.driver`) and in the user's
 cocotb. The bit order is the ``STATUS`` register's (``docs/registers.md``).
 """
 
+from hw.system import STATUS_BITS     # STATUS bit i is STATUS_BITS[i] (the gateware owns it)
+
 __all__ = ["STATUS_BITS", "STATUS_MEANINGS", "TRAINING_ERRORS", "INFERENCE_ERRORS",
            "AcceleratorError", "decode_status", "explain"]
-
-#: ``STATUS`` bit i is ``STATUS_BITS[i]``.
-STATUS_BITS = ("busy", "done", "bad_config", "dataset_error", "start_while_busy", "tree_error",
-               "inference_idle", "inference_bad_config", "bad_node", "bad_row", "bad_feature",
-               "depth_exceeded", "value_too_wide")
 
 #: What each error flag means, in a host program's terms.
 STATUS_MEANINGS = {
