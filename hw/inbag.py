@@ -13,6 +13,8 @@ filtered on its own (the weight memory has one read port per lane), so a PE fill
 ``lanes`` lists in the cycles one took.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
@@ -184,35 +186,36 @@ class InBagBuilder(wiring.Component):
         # 0 at power-up: the tags must be cleared. Not reset: the memory keeps its tags too.
         generation = Signal(GENERATION_BITS, reset_less=True)
 
-        def this_tree(port):
-            """The weight read on ``port`` if this tree wrote it, else 0."""
-            return Mux(port.data.generation == generation, port.data.weight, 0)
+        def this_tree(tagged_weight):
+            """The weight ``tagged_weight`` if this tree wrote it, else 0."""
+            return Mux(tagged_weight.generation == generation, tagged_weight.weight, 0)
 
-        current_weight = Signal(self.weight_bits)   # the read weight if it is this tree's
-        m.d.comb += current_weight.eq(this_tree(weight_read))
-        index = Signal(max(self.row_bits, self.weight_bits) + 1)    # rows cleared / draws asked
+        index = Signal(self.row_bits + 1)                           # rows cleared
         draws_counted = Signal(self.weight_bits + 1)
+        # The bootstrap's read-modify-write pipeline: a drawn row's weight is read (pending),
+        # registered as read (fetched), then written back plus one. The read port is
+        # transparent, so the read sees the write of its own cycle; the write of the cycle
+        # after it (the row drawn just before) is forwarded from ``written``.
         pending = Signal()                                          # a draw read last cycle
         pending_row = Signal(self.row_bits)
+        fetched = Signal()
+        fetched_row = Signal(self.row_bits)
+        fetched_weight = Signal(tagged)
+        written = Signal()                                          # a weight written last cycle
+        written_row = Signal(self.row_bits)
+        written_weight = Signal(self.weight_bits)
         emitted = [Signal(self.row_bits + 1, name=f"emitted{lane}") for lane in range(self.lanes)]
-        m.d.sync += pending.eq(0)
+        m.d.sync += [pending.eq(0), fetched.eq(0), written.eq(0)]
 
+        # The phase is FILTER_LISTS: a register of its own, so that one LUT level selects the
+        # generator's bound (its rejection rule is the longest path through the generator).
+        serving = Signal()
         m.d.comb += [random.seed.eq(self.seed), random.tree_index.eq(self.tree_index),
-                     random.requests.p.bound.eq(n_rows)]
+                     random.requests.p.bound.eq(Mux(serving, self.draw_requests.p.bound, n_rows))]
         # After the bootstrap the generator serves the outside (node feature draws).
         m.d.comb += self.draws.p.eq(random.draws.p)
 
-        # Filtering pipeline: stage 1 holds the word whose weights are being read; the read
-        # ports only move when stage 1 does, so the weights hold still under back-pressure.
-        stage1_valid = Signal()
-        stage1 = Signal(presorted_layout(self.code_bits, self.row_bits, self.lanes))
-        stage1_mask = Signal(self.lanes)
-        output_valid = Signal()
-        output = Signal(inbag_word_layout(self.code_bits, self.row_bits, self.weight_bits, self.lanes))
-        m.d.comb += [self.inbag.valid.eq(output_valid), self.inbag.payload.eq(output),
-                     self.filtering.eq(stage1_valid | output_valid)]
-        with m.If(self.inbag.ready):
-            m.d.sync += output_valid.eq(0)
+        f = self._filter_pipeline(m)
 
         phase = Signal(_Phase)
         with m.Switch(phase):
@@ -226,61 +229,50 @@ class InBagBuilder(wiring.Component):
                     m.d.sync += [index.eq(0), generation.eq(1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
 
             with m.Case(_Phase.DRAW_BOOTSTRAP):
-                m.d.comb += [random.requests.valid.eq(index < n_samples), random.draws.ready.eq(1)]
-                with m.If(random.requests.valid & random.requests.ready):
-                    m.d.sync += index.eq(index + 1)
+                # Each request taken is a draw out in the next cycle: the requests taken so
+                # far are the draws counted plus the one out now. (Counting the requests
+                # themselves put the generator's ready on a counter's enable.)
+                m.d.comb += [random.requests.valid.eq((draws_counted + random.draws.valid) < n_samples),
+                             random.draws.ready.eq(1)]
                 with m.If(random.draws.valid):
                     m.d.comb += weight_read.addr.eq(random.draws.p.value)
                     m.d.sync += [pending.eq(1), pending_row.eq(random.draws.p.value),
                                  draws_counted.eq(draws_counted + 1)]
                 with m.If(pending):
                     m.d.comb += [self.drawn.eq(1), self.drawn_row.eq(pending_row)]
-                    m.d.comb += [weight_write.addr.eq(pending_row),
+                    m.d.sync += [fetched.eq(1), fetched_row.eq(pending_row),
+                                 fetched_weight.eq(weight_read.data)]
+                with m.If(fetched):
+                    weight = Mux(written & (written_row == fetched_row), written_weight,
+                                 this_tree(fetched_weight))
+                    m.d.comb += [weight_write.addr.eq(fetched_row),
                                  weight_write.data.generation.eq(generation),
-                                 weight_write.data.weight.eq(current_weight + 1), weight_write.en.eq(1)]
-                    with m.If(current_weight == 0):
+                                 weight_write.data.weight.eq(weight + 1), weight_write.en.eq(1)]
+                    m.d.sync += [written.eq(1), written_row.eq(fetched_row), written_weight.eq(weight + 1)]
+                    with m.If(weight == 0):
                         m.d.sync += self.inbag_rows.eq(self.inbag_rows + 1)
-                with m.If((draws_counted == n_samples) & ~pending):
-                    m.d.sync += phase.eq(_Phase.FILTER_LISTS)
+                with m.If((draws_counted == n_samples) & ~pending & ~fetched):
+                    m.d.sync += [phase.eq(_Phase.FILTER_LISTS), serving.eq(1)]
 
             with m.Case(_Phase.FILTER_LISTS):
                 m.d.comb += [
                     self.weights_ready.eq(~self.start),
                     random.requests.valid.eq(self.draw_requests.valid),
-                    random.requests.p.bound.eq(self.draw_requests.p.bound),
                     self.draw_requests.ready.eq(random.requests.ready),
                     self.draws.valid.eq(random.draws.valid),
                     random.draws.ready.eq(self.draws.ready),
                 ]
-                read = [current_weight] + [this_tree(port) for port in lane_reads[1:]]
-                weights = [Mux(bootstrap, weight, 1) for weight in read]
-                keep = Cat(stage1_mask[lane] & (weights[lane] != 0) for lane in range(self.lanes))
-                output_free = ~output_valid | self.inbag.ready
-                stage1_moves = stage1_valid & (~keep.any() | output_free)
-                advance = ~stage1_valid | stage1_moves
-                m.d.comb += self.presorted.ready.eq(advance)
-                for lane, port in enumerate(lane_reads):
-                    m.d.comb += [port.addr.eq(self.presorted.p.entries[lane].row), port.en.eq(advance)]
-                with m.If(advance):
-                    m.d.sync += [stage1_valid.eq(self.presorted.valid), stage1.eq(self.presorted.p),
-                                 stage1_mask.eq(self.lane_mask)]
-                with m.If(stage1_moves & keep.any()):
-                    m.d.sync += [output_valid.eq(1), output.present.eq(keep)]
-                    for lane in range(self.lanes):
-                        is_last = emitted[lane] == self.inbag_rows - 1
-                        entry = output.entries[lane]
-                        m.d.sync += [entry.row.eq(stage1.entries[lane].row),
-                                     entry.code.eq(stage1.entries[lane].code),
-                                     entry.weight.eq(weights[lane]), entry.last.eq(is_last)]
-                        with m.If(keep[lane]):
-                            m.d.sync += emitted[lane].eq(Mux(is_last, 0, emitted[lane] + 1))
+                self._filter_lists(m, f, lane_reads, generation, bootstrap, emitted)
 
         # A start (re)begins a tree from any state, after checking the configuration.
         config_bad = ((self.n_rows == 0) | (self.n_rows > self.max_rows) |
                       (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))))
         with m.If(self.start):
-            m.d.sync += [self.bad_config.eq(config_bad), stage1_valid.eq(0), output_valid.eq(0),
+            m.d.sync += [self.bad_config.eq(config_bad), f.stage1_valid.eq(0), f.stage2_valid.eq(0),
+                         f.output_valid.eq(0), f.skid_valid.eq(0),
                          [count.eq(0) for count in emitted], draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
+            # (A draw of the tree before still in the pipeline is dropped.)
+            m.d.sync += [serving.eq(0), pending.eq(0), fetched.eq(0), written.eq(0)]
             with m.If(config_bad):
                 m.d.sync += phase.eq(_Phase.IDLE)
             with m.Else():
@@ -288,9 +280,79 @@ class InBagBuilder(wiring.Component):
                 m.d.sync += [n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
                              bootstrap.eq(self.bootstrap)]
                 with m.If(~self.bootstrap):
-                    m.d.sync += [self.inbag_rows.eq(self.n_rows), phase.eq(_Phase.FILTER_LISTS)]
+                    m.d.sync += [self.inbag_rows.eq(self.n_rows), phase.eq(_Phase.FILTER_LISTS),
+                                 serving.eq(1)]
                 with m.Elif((generation == 0) | (generation == (1 << GENERATION_BITS) - 1)):
                     m.d.sync += phase.eq(_Phase.CLEAR_WEIGHTS)
                 with m.Else():
                     m.d.sync += [generation.eq(generation + 1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
         return m
+
+    def _filter_pipeline(self, m):
+        """The list filter's registers (docs/gateware.md): stage 1 holds the word whose
+        weights are being read (the read ports only move when it does), stage 2 the word
+        with its weights and keep bits registered, then the output register and a skid
+        register behind it. Every read enable and ``presorted.ready`` is a function of
+        these registers only, never of a weight read or of ``inbag.ready``."""
+        f = SimpleNamespace()
+        word_layout = presorted_layout(self.code_bits, self.row_bits, self.lanes)
+        out_layout = inbag_word_layout(self.code_bits, self.row_bits, self.weight_bits, self.lanes)
+        f.stage1_valid = Signal()
+        f.stage1 = Signal(word_layout)
+        f.stage1_mask = Signal(self.lanes)
+        f.stage2_valid = Signal()
+        f.stage2 = Signal(word_layout)
+        # Per lane, the weight as read, whether its tag is this tree's and whether it is not 0.
+        f.stage2_weights = [Signal(self.weight_bits, name=f"stage2_weight{lane}") for lane in range(self.lanes)]
+        f.stage2_this_tree = Signal(self.lanes)
+        f.stage2_nonzero = Signal(self.lanes)
+        f.stage2_mask = Signal(self.lanes)
+        f.stage2_keep = Signal(self.lanes)
+        f.push = Signal()                                 # stage 2's word goes out
+        f.pushed = Signal(out_layout)
+        f.output_valid = Signal()
+        f.output = Signal(out_layout)
+        f.skid_valid = Signal()
+        f.skid = Signal(out_layout)
+        m.d.comb += [self.inbag.valid.eq(f.output_valid), self.inbag.payload.eq(f.output),
+                     self.filtering.eq(f.stage1_valid | f.stage2_valid | f.output_valid | f.skid_valid)]
+        with m.If(~f.output_valid | self.inbag.ready):
+            m.d.sync += [f.output_valid.eq(f.skid_valid | f.push), f.output.eq(Mux(f.skid_valid, f.skid, f.pushed)),
+                         f.skid_valid.eq(0)]
+        with m.Elif(f.push):
+            m.d.sync += [f.skid.eq(f.pushed), f.skid_valid.eq(1)]
+        return f
+
+    def _filter_lists(self, m, f, lane_reads, generation, bootstrap, emitted):
+        """The filter in phase FILTER_LISTS. The weights read for the word in stage 1 go
+        into stage 2 through two LUT levels (tag compare, non-zero test); whether an entry
+        is kept and its weight (1 without bootstrap) are worked out from stage 2's registers."""
+        stage2_moves = f.stage2_valid & ~f.skid_valid
+        stage1_moves = f.stage1_valid & (~f.stage2_valid | stage2_moves)
+        advance = ~f.stage1_valid | stage1_moves
+        m.d.comb += self.presorted.ready.eq(advance)
+        for lane, port in enumerate(lane_reads):
+            m.d.comb += [port.addr.eq(self.presorted.p.entries[lane].row), port.en.eq(advance)]
+        with m.If(advance):
+            m.d.sync += [f.stage1_valid.eq(self.presorted.valid), f.stage1.eq(self.presorted.p),
+                         f.stage1_mask.eq(self.lane_mask)]
+        with m.If(stage1_moves):
+            m.d.sync += [f.stage2_valid.eq(1), f.stage2.eq(f.stage1), f.stage2_mask.eq(f.stage1_mask)]
+            for lane, port in enumerate(lane_reads):
+                m.d.sync += [f.stage2_weights[lane].eq(port.data.weight),
+                             f.stage2_this_tree[lane].eq(port.data.generation == generation),
+                             f.stage2_nonzero[lane].eq(port.data.weight != 0)]
+        with m.Elif(stage2_moves):
+            m.d.sync += f.stage2_valid.eq(0)
+        # A word with no entry present is dropped.
+        m.d.comb += [f.stage2_keep.eq(f.stage2_mask & (Mux(bootstrap, f.stage2_this_tree & f.stage2_nonzero,
+                                                           (1 << self.lanes) - 1))),
+                     f.push.eq(stage2_moves & f.stage2_keep.any()), f.pushed.present.eq(f.stage2_keep)]
+        for lane in range(self.lanes):
+            is_last = emitted[lane] == self.inbag_rows - 1
+            entry = f.pushed.entries[lane]
+            m.d.comb += [entry.row.eq(f.stage2.entries[lane].row), entry.code.eq(f.stage2.entries[lane].code),
+                         entry.weight.eq(Mux(bootstrap, Mux(f.stage2_this_tree[lane], f.stage2_weights[lane], 0), 1)),
+                         entry.last.eq(is_last)]
+            with m.If(f.push & f.stage2_keep[lane]):
+                m.d.sync += emitted[lane].eq(Mux(is_last, 0, emitted[lane] + 1))

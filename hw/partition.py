@@ -63,8 +63,9 @@ class PartitionUnit(wiring.Component):
     carries the partitioned entries with their addresses: entry ``i`` of the partitioned
     segment goes to ``base + i``. ``idle`` is high when every entry taken in has been
     written. Cycles without stalls: one per entry, plus the last segment's rows going
-    right; a segment whose predecessor had more rows going right than it has waits for
-    the difference.
+    right, plus one per segment that follows the one before without a gap (the go-left
+    bit is read, then registered, before an entry is written or queued); a segment whose
+    predecessor had more rows going right than it has waits for the difference.
 
     Parameters
     ----------
@@ -143,24 +144,43 @@ class PartitionUnit(wiring.Component):
                                                         # going right: queued - previous_left)
         current_complete = Signal()                     # its last entry is in; waits for the previous
 
+        # The write goes out through an output register with a skid register behind it, so
+        # that whether a write can be made this cycle (``can_write``) is a register. Both
+        # hold the entry as the queue does: the queue's read goes into them through no adder.
+        held_layout = data.StructLayout({"address": self.address_bits, "entry": stored_layout})
         output_valid = Signal()
-        output = Signal(self.writes.payload.shape())
-        m.d.comb += [self.writes.valid.eq(output_valid), self.writes.payload.eq(output)]
-        output_free = ~output_valid | self.writes.ready
-        with m.If(self.writes.ready):
-            m.d.sync += output_valid.eq(0)
+        output = Signal(held_layout)
+        skid_valid = Signal()
+        skid = Signal(held_layout)
+        write = Signal()
+        written = Signal(held_layout)
+        m.d.comb += [self.writes.valid.eq(output_valid), self.writes.p.address.eq(output.address),
+                     self.writes.p.entry.row.eq(output.entry.row), self.writes.p.entry.code.eq(output.entry.code),
+                     self.writes.p.entry.weight.eq(output.entry.weight_less_one + 1)]
+        can_write = ~skid_valid
+        with m.If(~output_valid | self.writes.ready):
+            m.d.sync += [output_valid.eq(skid_valid | write), output.eq(Mux(skid_valid, skid, written)),
+                         skid_valid.eq(0)]
+        with m.Elif(write):
+            m.d.sync += [skid.eq(written), skid_valid.eq(1)]
 
-        # Stage 1 holds the entry whose go-left bit is being read; the read port only moves
-        # with stage 1, so the bit holds still while the entry waits.
+        # Stage 1 holds the entry whose go-left bit is being read (the read port only moves
+        # with stage 1); stage 2 the entry with its bit registered, where it is written or
+        # queued. Every enable and ready below is a function of registers only: not of the
+        # bit read, nor of ``writes.ready``.
         stage1_valid = Signal()
         stage1 = Signal(self.segment_in.payload.shape())
-        goes = decision_read.data
+        stage2_valid = Signal()
+        stage2 = Signal(self.segment_in.payload.shape())
+        stage2_stored = Signal(stored_layout)           # its entry as the queue holds it
+        goes = Signal()
 
-        left_moves = stage1_valid & goes & output_free
-        pop = (previous_left != 0) & head_loaded & output_free & ~left_moves
-        right_moves = stage1_valid & ~goes & ((queued != depth) | pop)
-        stage1_moves = left_moves | right_moves
-        last_moves = stage1_moves & stage1.entry.last
+        left_moves = stage2_valid & goes & can_write
+        pop = (previous_left != 0) & head_loaded & can_write & ~left_moves
+        right_moves = stage2_valid & ~goes & ((queued != depth) | pop)
+        stage2_moves = left_moves | right_moves
+        last_moves = stage2_moves & stage2.entry.last
+        stage1_moves = stage1_valid & (~stage2_valid | stage2_moves)
 
         # Intake: stop after a segment's last entry until that segment is complete.
         m.d.comb += self.decisions.ready.eq(~stage1_valid)
@@ -168,7 +188,8 @@ class PartitionUnit(wiring.Component):
             m.d.comb += [decision_write.addr.eq(self.decisions.p.row),
                          decision_write.data.eq(self.decisions.p.left),
                          decision_write.en.eq(1)]
-        advance = (~stage1_valid | (stage1_moves & ~stage1.entry.last)) & ~current_complete
+        closing = (stage1_valid & stage1.entry.last) | (stage2_valid & stage2.entry.last)
+        advance = (~stage1_valid | stage1_moves) & ~closing & ~current_complete
         m.d.comb += [self.segment_in.ready.eq(advance & ~self.decisions.valid),
                      decision_read.addr.eq(self.segment_in.p.entry.row),
                      decision_read.en.eq(advance)]
@@ -177,17 +198,19 @@ class PartitionUnit(wiring.Component):
                          stage1.eq(self.segment_in.p)]
         with m.Elif(stage1_moves):
             m.d.sync += stage1_valid.eq(0)
+        with m.If(stage1_moves):
+            m.d.sync += [stage2_valid.eq(1), stage2.eq(stage1), goes.eq(decision_read.data),
+                         stage2_stored.row.eq(stage1.entry.row), stage2_stored.code.eq(stage1.entry.code),
+                         stage2_stored.weight_less_one.eq(stage1.entry.weight - 1)]
+        with m.Elif(stage2_moves):
+            m.d.sync += stage2_valid.eq(0)
 
         # Writes: a row going left in place, else a queued row of the previous segment.
+        m.d.comb += write.eq(left_moves | pop)
         with m.If(left_moves):
-            m.d.sync += [output_valid.eq(1), output.address.eq(stage1.base + current_lefts),
-                         output.entry.eq(stage1.entry), output.entry.last.eq(0)]
-        with m.Elif(pop):
-            queued_entry = right_read.data
-            m.d.sync += [output_valid.eq(1), output.address.eq(previous_address),
-                         output.entry.row.eq(queued_entry.row), output.entry.code.eq(queued_entry.code),
-                         output.entry.weight.eq(queued_entry.weight_less_one + 1),
-                         output.entry.last.eq(0)]
+            m.d.comb += [written.address.eq(stage2.base + current_lefts), written.entry.eq(stage2_stored)]
+        with m.Else():
+            m.d.comb += [written.address.eq(previous_address), written.entry.eq(right_read.data)]
 
         # The queue: push at the tail, pop at the head; the read port always fetches the
         # head after this cycle's pop (a fetch of the place being written is stale).
@@ -196,22 +219,19 @@ class PartitionUnit(wiring.Component):
         m.d.sync += [head.eq(head_after), head_loaded.eq(~(right_moves & (tail == head_after))),
                      queued.eq(queued + right_moves - pop)]
         with m.If(right_moves):
-            m.d.comb += [right_write.addr.eq(tail), right_write.data.row.eq(stage1.entry.row),
-                         right_write.data.code.eq(stage1.entry.code),
-                         right_write.data.weight_less_one.eq(stage1.entry.weight - 1),
-                         right_write.en.eq(1)]
+            m.d.comb += [right_write.addr.eq(tail), right_write.data.eq(stage2_stored), right_write.en.eq(1)]
             m.d.sync += tail.eq(following(tail))
 
         # Segment bookkeeping. A complete segment becomes the previous one as soon as the
         # previous one's rows are all written (in the cycle its last entry moves, if so):
-        # then every queued row is its. Stage 1 keeps the last entry (and its base) until
-        # then, since no entry is taken in meanwhile.
+        # then every queued row is its. Stage 2 keeps the last entry's base until then,
+        # since no entry is taken in meanwhile.
         lefts_after = current_lefts + left_moves
         previous_after = previous_left - pop
         promote = (last_moves | current_complete) & (previous_after == 0)
         with m.If(promote):
             m.d.sync += [previous_left.eq(queued + right_moves - pop),
-                         previous_address.eq(stage1.base + lefts_after),
+                         previous_address.eq(stage2.base + lefts_after),
                          current_lefts.eq(0), current_complete.eq(0)]
         with m.Else():
             m.d.sync += [previous_left.eq(previous_after), current_lefts.eq(lefts_after)]
@@ -221,5 +241,5 @@ class PartitionUnit(wiring.Component):
                 m.d.sync += current_complete.eq(1)
 
         # (A complete segment waiting for the previous one has rows queued.)
-        m.d.comb += self.idle.eq(~stage1_valid & (queued == 0) & ~output_valid)
+        m.d.comb += self.idle.eq(~stage1_valid & ~stage2_valid & (queued == 0) & ~output_valid & ~skid_valid)
         return m

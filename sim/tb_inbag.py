@@ -9,6 +9,7 @@ Reference: the golden model's ``bootstrap_weights`` and ``inbag_lists``. Lists g
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
 
 from hw.inbag import inbag_word_layout, presorted_layout
 from sim.coverage import bins, coverage_for
@@ -80,6 +81,7 @@ class InBagTestbench(StreamTestbench):
             # Done when every input word was taken and the filter holds nothing more.
             await ReadOnly()
             if self.presorted.idle and not int(self.dut.filtering.value):
+                self.filtered_at = get_sim_time("ns")
                 break
             await RisingEdge(self.dut.clk)
         else:
@@ -200,6 +202,34 @@ async def generation_tags_wrap_without_stale_weights(dut):
     for tree in range(300):
         await tb.check_tree(7, tree % (1 << tb.tree_index_bits), n_rows, min(tb.max_samples, 5), 1,
                             features=1, label=f"tree {tree}")
+
+
+@cocotb.test()
+async def cycles_without_stalls(dut):
+    """Without stalls, a bootstrap of n draws on a power-of-two number of rows is ready
+    about n cycles after its start (one draw per cycle), and a word of lists filters in
+    one cycle (n words in n cycles plus the pipeline's latency)."""
+    tb = InBagTestbench(dut)
+    tb.presorted.idle_probability = 0.0
+    tb.inbag.stall_probability = 0.0
+    await tb.begin()
+    n_rows = 1 << (tb.max_rows.bit_length() - 1)
+    n_samples = min(tb.max_samples, n_rows)
+    await ready_after_start(tb, 1, 1, n_rows, 1)         # the clearing pass after the reset
+    draw_cycles = await ready_after_start(tb, 3, 2, n_rows, n_samples)
+    weights = reference_weights(3, 2, n_rows, n_samples, 1)
+    lane_codes = [np.array([tb.rng.randrange(9) for _ in range(n_rows)]) for _ in range(tb.lanes)]
+    started = get_sim_time("ns")
+    got = await tb.filter_lists(lane_codes, "timed")
+    filter_cycles = int((tb.filtered_at - started) // 10)
+    for lane, codes in enumerate(lane_codes):
+        reference = reference_inbag(codes, weights)
+        assert got[lane] == [entry + (int(position == len(reference) - 1),)
+                             for position, entry in enumerate(reference)], f"lane {lane}"
+    dut._log.info("%d draws on %d rows ready in %d cycles; %d words of %d lanes filtered in %d cycles",
+                  n_samples, n_rows, draw_cycles, n_rows, tb.lanes, filter_cycles)
+    assert draw_cycles <= n_samples + 30, f"{n_samples} draws took {draw_cycles} cycles"
+    assert filter_cycles <= n_rows + 4, f"{n_rows} words took {filter_cycles} cycles"
 
 
 async def ready_after_start(tb, seed, tree_index, n_rows, n_samples):
