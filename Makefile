@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim avalon formal coverage regress resources fmax quartus bench accuracy metric elm mnist baselines test clean distclean
+.PHONY: help all compare setup verilog sim avalon formal coverage regress resources fmax fmaxnexus quartus bench accuracy metric elm mnist baselines test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,11 @@ resources: $(STAMP) ## Yosys resource estimates for the Arria 10: results/resour
 # minimum is the comparison's clock. One entry: make fmax FMAX_ARGS="gini_scanner --seeds 1".
 fmax: $(STAMP) ## Fmax lower-bound proxy on nextpnr-ecp5: results/fmax.md
 	$(VPY) -m hw.flows.fmax --out $(BUILD)/fmax --report results/fmax.md $(FMAX_ARGS)
+
+# Fmax proxy on a 28 nm Lattice Nexus LIFCL-40 beside the ECP5 (issue #21): the blocks and the
+# inference engine by default; records docs/fmax_nexus.json (never the comparison's clock).
+fmaxnexus: $(STAMP) ## Fmax proxy on nextpnr-nexus (LIFCL-40, 28 nm) beside ECP5: results/fmax_nexus.md
+	$(VPY) -m hw.flows.fmax_nexus --seeds 3 --out $(BUILD)/fmax_nexus --report results/fmax_nexus.md $(FMAX_NEXUS_ARGS)
 
 # forest_top's Verilog and Platform Designer component (_hw.tcl) for the Arria 10 (no Quartus
 # needed to write them; docs/arria10.md says what to add in Quartus). QUARTUS_ARGS="--probe"
