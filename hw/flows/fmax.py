@@ -132,7 +132,7 @@ def place_and_route(netlist, *, speed=8, frequency=100, seed=1, timeout=3600, ou
     return json.loads((out_dir / "nextpnr.report.json").read_text()), log
 
 
-_SOURCE = re.compile(r"(hw/\w+\.py):(\d+)")
+_SOURCE = re.compile(r"(hw/(?:\w+/)*\w+\.py):(\d+)")
 
 
 def _critical_sources(log):
@@ -142,7 +142,7 @@ def _critical_sources(log):
         if section.startswith("clock"):
             seen = []
             for file, line in _SOURCE.findall(section):
-                if file != "hw/flows/quartus.py" and f"{file}:{line}" not in seen:
+                if not file.startswith("hw/flows/") and f"{file}:{line}" not in seen:
                     seen.append(f"{file}:{line}")
             return seen
     return []

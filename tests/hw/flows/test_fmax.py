@@ -132,10 +132,10 @@ def test_overflow_counts_carry_cells_twice():
 def test_critical_sources_skip_the_probe():
     log = ("Info: Critical path report for clock 'clk' (posedge -> posedge):\n"
            "Info:   /work/main/hw/flows/quartus.py:12\nInfo:   /x/hw/gini.py:144\n"
-           "Info:   /x/hw/gini.py:144\nInfo:   /x/hw/rng.py:7\n"
+           "Info:   /x/hw/gini.py:144\nInfo:   /x/hw/rng.py:7\nInfo:   /x/hw/pe/combiner.py:31\n"
            "Info: Critical path report for cross-domain path '<async>' -> 'posedge clk':\n"
            "Info:   /x/hw/sorter.py:1\n")
-    assert _critical_sources(log) == ["hw/gini.py:144", "hw/rng.py:7"]
+    assert _critical_sources(log) == ["hw/gini.py:144", "hw/rng.py:7", "hw/pe/combiner.py:31"]
 
 
 def test_seed_option():
