@@ -4,7 +4,7 @@ The numbers, their order and the rejection rule are specified in ``sw/methods/fo
 module must agree with it bit for bit (checked in Verilator by ``sim/tb_rng.py``).
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -73,7 +73,8 @@ class TreeRandom(wiring.Component):
 
     Throughput: one draw per accepted raw word, i.e. at least one draw every two cycles on
     average for any bound, one per cycle for powers of two. Latency from a request to
-    its draw: 1 cycle when a raw word is waiting.
+    its draw: 1 cycle when a raw word is waiting and the bound is the previous request's
+    or one less (the masks of both are kept in registers), one more for any other bound.
 
     Parameters
     ----------
@@ -170,11 +171,7 @@ class TreeRandom(wiring.Component):
         draw_value = Signal(self.bound_bits)
         m.d.comb += [self.draws.valid.eq(draw_valid), self.draws.p.value.eq(draw_value)]
         bound = self.requests.p.bound
-        mask = Signal(self.bound_bits)
-        smeared = bound - 1
-        for shift in (1, 2, 4, 8, 16):
-            smeared = smeared | (smeared >> shift)
-        m.d.comb += mask.eq(smeared)
+        known, mask = self._cached_masks(m, bound)
         candidate = Signal(self.bound_bits)
         m.d.comb += candidate.eq(mixed & mask)
         output_free = ~draw_valid | self.draws.ready
@@ -220,13 +217,15 @@ class TreeRandom(wiring.Component):
                 with m.If(advance):
                     m.d.sync += counter.eq(counter + gamma)
                 with m.If(raw_valid & self.requests.valid & output_free):
-                    m.d.comb += raw_used.eq(1)
-                    with m.If(candidate < bound):
-                        m.d.comb += self.requests.ready.eq(1)
+                    # A bound whose mask is not cached waits a cycle; the raw word waits too.
+                    with m.If(known & (candidate < bound)):
+                        m.d.comb += [raw_used.eq(1), self.requests.ready.eq(1)]
                         m.d.sync += [draw_valid.eq(1), draw_value.eq(candidate)]
                     with m.Elif(bound == 0):
-                        m.d.comb += self.requests.ready.eq(1)
+                        m.d.comb += [raw_used.eq(1), self.requests.ready.eq(1)]
                         m.d.sync += [draw_valid.eq(1), draw_value.eq(0), self.bad_bound.eq(1)]
+                    with m.Elif(known):
+                        m.d.comb += raw_used.eq(1)          # rejected: the next raw word
 
         # A start wins over everything above: flush the pipeline and the output. The seed's
         # hash (the first derivation word) is the same for every tree of a forest: kept, it
@@ -239,3 +238,36 @@ class TreeRandom(wiring.Component):
             with m.If(seed_hashed & (hashed_seed == self.seed)):
                 m.d.sync += [derive_step.eq(1), key.eq(seed_hash)]
         return m
+
+    def _cached_masks(self, m, bound):
+        """The rejection mask of ``bound`` (``bound - 1`` with every bit below its highest
+        set) from registers: the masks of the last request's bound and of one less are
+        kept, so a run of equal bounds (a bootstrap's ``n_rows``) or of bounds falling by
+        one (a node's feature draws, ``n_features - position``) is decided without the
+        subtract and the smear; ``known`` is low for any other bound, whose masks are
+        registered in that cycle. Returns (``known``, mask)."""
+        width = self.bound_bits
+        cached, cached_less = Signal(width), Signal(width, init=(1 << width) - 1)
+        mask_same = Signal(width, init=_smeared((1 << width) - 1, width))
+        mask_less = Signal(width, init=_smeared((1 << width) - 2, width))
+        with m.If(self.requests.valid):
+            m.d.sync += [cached.eq(bound), cached_less.eq(bound - 1),
+                         mask_same.eq(_smeared(bound - 1, width)),
+                         mask_less.eq(_smeared(bound - 2, width))]
+        same, less = Signal(), Signal()
+        m.d.comb += [same.eq(bound == cached), less.eq(bound == cached_less)]
+        mask = Signal(width)
+        m.d.comb += mask.eq(Mux(same, mask_same, mask_less))
+        return same | less, mask
+
+
+def _smeared(value, width):
+    """``value`` (an integer or an expression, taken modulo ``2**width``) with every bit
+    below its highest set bit set: the rejection mask of ``bound`` is ``_smeared(bound - 1)``."""
+    if isinstance(value, int):
+        value %= 1 << width
+        return (1 << value.bit_length()) - 1
+    smeared = value[:width]
+    for shift in (1, 2, 4, 8, 16):
+        smeared = smeared | (smeared >> shift)
+    return smeared

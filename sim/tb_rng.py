@@ -174,3 +174,42 @@ async def zero_bound_is_flagged(dut):
     await tb.start(99, 5)
     await ReadOnly()
     assert int(dut.bad_bound.value) == 0, "start must clear bad_bound"
+
+
+@cocotb.test()
+async def cached_masks_cost_a_cycle_only_at_a_new_bound(dut):
+    """A node's feature draws (bounds falling by one) and a bootstrap's (one bound) are
+    decided from the cached masks: without stalls, consecutive draws are as many cycles
+    apart as raw words they use, plus one when the bound is neither the previous one
+    nor one less."""
+    tb = _testbench(dut)
+    tb.requests.idle_probability = 0.0
+    tb.draws.stall_probability = 0.0
+    await tb.begin()
+    await tb.start(11, 2)
+    top = (1 << tb.bound_bits) - 1
+    bounds = []
+    for _ in range(12):
+        first = tb.rng.randint(1, top)
+        kind = tb.rng.randrange(3)
+        length = tb.rng.randint(1, min(first, 6))
+        bounds += [first - i for i in range(length)] if kind else [first] * length
+    for bound in bounds:
+        tb.requests.send({"bound": bound})
+    arrivals = []
+    for cycle in range(40 * len(bounds) + 100):
+        arrivals += [cycle] * (len(tb.draws.received) - len(arrivals))
+        if len(arrivals) == len(bounds):
+            break
+        await RisingEdge(dut.clk)
+    assert len(arrivals) == len(bounds), f"only {len(arrivals)} of {len(bounds)} draws"
+    reference = ReferenceRandom(11, 2)
+    expected, used = [], []
+    for bound in bounds:
+        before = reference.position
+        expected.append(reference.integer(bound))
+        used.append(reference.position - before)
+    assert [item["value"] for item in tb.draws.received] == expected
+    new_bound = [0] + [int(b not in (a, a - 1)) for a, b in zip(bounds, bounds[1:])]
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    assert gaps == [used[i] + new_bound[i] for i in range(1, len(bounds))], (bounds, gaps, used)
