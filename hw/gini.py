@@ -61,20 +61,21 @@ class GiniScanner(wiring.Component):
     """Scans sorted segments one entry per cycle and reports each segment's best split.
 
     Per segment: a header on ``segments`` (class totals, entry count), then the entries on
-    ``entries`` at one per cycle, then two cycles of pipeline drain before the result is
-    offered on ``splits``. The squared totals ``sum_c T_c^2`` are summed one class with a
-    non-zero total per cycle, the first in the header's cycle, so the scan waits only when
-    more than one class is present: segment latency ``entries + max(0, nonzero classes -
-    1) + 4`` cycles, header to result, both counted, without stalls (one fewer when the
-    last entry closes no boundary). (Adding the last square in the scan's first cycle would
-    save one more cycle, but Yosys shares the squarer with the scan's ``B`` multiplier, so
-    it would cost a multiplier and lengthen that update, the critical path.)
+    ``entries`` at one per cycle, then three cycles of pipeline drain before the result is
+    offered on ``splits``. The squared totals ``sum_c T_c^2`` are squared one class with a
+    non-zero total per cycle, the first in the header's cycle, each added to ``B`` a cycle
+    later (the last in the scan's first cycle, when no entry's step is due yet), so the scan
+    waits only when more than one class is present: segment latency ``entries + max(0,
+    nonzero classes - 1) + 5`` cycles, header to result, both counted, without stalls; one
+    fewer when the last entry closes no boundary, two fewer when neither of the last two
+    entries does.
 
-    Pipeline: the scan (class counts, sums of squares ``A`` and ``B``); stage 1 scores the
-    boundary an entry closes from the scan's registers; stage 2 registers its cross
-    products with the best and with the boundary in stage 3; stage 3 decides (see
-    ``_choose_best``). The latency is that of the earlier copy -> score -> compare-and-update
-    pipeline: stage 1 reads the scan's registers directly instead of a copy of them.
+    Pipeline: the scan (class counts, updated in the entry's cycle; the sums of squares
+    ``A`` and ``B`` a cycle later, from the increments registered in the entry's cycle);
+    the boundary an entry closes is registered with the counts before that entry and
+    scored by stage 1 a cycle later, when ``A`` and ``B`` have caught up; stage 2 registers
+    its cross products with the best and with the boundary in stage 3; stage 3 decides
+    (see ``_choose_best``).
 
     Parameters
     ----------
@@ -129,20 +130,20 @@ class GiniScanner(wiring.Component):
         left_weight = Signal(count_bits)
         right_weight = Signal(count_bits)           # total weight - left_weight
         left_rows = Signal(self.row_bits + 1)
-        squares_left = Signal(square_bits)          # A = sum_c L_c^2
-        squares_right = Signal(square_bits)         # B = sum_c (T_c - L_c)^2
+        # A = sum_c L_c^2 and B = sum_c R_c^2 lag the counts by one entry: an entry's
+        # increments are registered in its cycle and added a cycle later.
+        squares_left = Signal(square_bits)          # A
+        squares_right = Signal(square_bits)         # B
+        step_left = Signal(square_bits)             # w (2 L_c + w)
+        step_right = Signal(square_bits)            # w (2 R_c - w), or a squared total
+        stepped = Signal()                          # the steps hold an entry's increments
+        squared = Signal()                          # step_right holds a squared total
         previous_code = Signal(self.code_bits)
         have_previous = Signal()
         # Classes whose squared totals are still to be added to B (non-zero totals only),
         # the lowest of them in a register of its own (the squarer's operand).
         unsummed = Signal(classes)
         operand = Signal(count_bits)
-        # One squarer serves both: the header's first square (in the header's cycle) and
-        # then the operand's (its input is switched in the state that takes the header);
-        # the operand is loaded a cycle ahead, so no class select precedes the multiplier.
-        square_input = Signal(count_bits)
-        square = Signal(square_bits)
-        m.d.comb += [square_input.eq(operand), square.eq(square_input * square_input)]
         later = Signal(classes)                     # unsummed without its lowest class
         m.d.comb += later.eq(unsummed & ~(1 << _lowest(m, unsummed)))
         following = _lowest(m, later)
@@ -153,16 +154,46 @@ class GiniScanner(wiring.Component):
         m.d.comb += remaining.eq(nonzero & ~(1 << first))
         second = _lowest(m, remaining)
 
-        # Stage 1, the score: a boundary's fraction straight from the scan's registers, in
-        # the cycle of the entry that closes it (they still hold the sums before that entry).
+        # The scan's increments from the counts as they stand (updated in the entry's
+        # cycle, so no forwarding); one multiplier per side, B's shared with the squared
+        # totals (its factors are switched in the states before the scan).
+        entry = self.entries.p
+        weight, left_count, right_count = entry.weight, left[entry.label], right[entry.label]
+        factor, other_factor = Signal(count_bits), Signal(count_bits + 1)
+        m.d.comb += [factor.eq(weight), other_factor.eq((right_count << 1) - weight)]
+        m.d.sync += [
+            step_left.eq(weight * ((left_count << 1) + weight)),
+            step_right.eq(factor * other_factor),   # < R_c^2: fits square_bits
+            stepped.eq(0), squared.eq(0),
+        ]
+        with m.If(stepped):
+            m.d.sync += [squares_left.eq(squares_left + step_left),
+                         squares_right.eq(squares_right - step_right)]
+        with m.Elif(squared):
+            m.d.sync += squares_right.eq(squares_right + step_right)
+
+        # The boundary an entry closes, with the scan's registers as they stand in its
+        # cycle (the counts before that entry); stage 1 scores it a cycle later, when A
+        # and B have caught up with the same entries.
+        boundary = Signal(data.StructLayout({
+            "found": 1, "threshold": self.code_bits, "rows_left": self.row_bits + 1,
+            "left_counts": counts_layout, "left_weight": count_bits, "right_weight": count_bits,
+        }))
+        m.d.sync += [
+            boundary.found.eq(0),
+            boundary.threshold.eq((previous_code + entry.code) >> 1),
+            boundary.rows_left.eq(left_rows), boundary.left_counts.eq(left),
+            boundary.left_weight.eq(left_weight), boundary.right_weight.eq(right_weight),
+        ]
         candidate = split_layout(classes, self.code_bits, count_bits, self.row_bits)
         scored = Signal(candidate)                  # found: a boundary is present
         m.d.sync += [
-            scored.found.eq(0),
-            scored.numerator.eq(squares_left * right_weight + squares_right * left_weight),
-            scored.denominator.eq(left_weight * right_weight),
-            scored.threshold.eq((previous_code + self.entries.p.code) >> 1),
-            scored.rows_left.eq(left_rows), scored.left_counts.eq(left),
+            scored.found.eq(boundary.found),
+            scored.numerator.eq(squares_left * boundary.right_weight +
+                                squares_right * boundary.left_weight),
+            scored.denominator.eq(boundary.left_weight * boundary.right_weight),
+            scored.threshold.eq(boundary.threshold),
+            scored.rows_left.eq(boundary.rows_left), scored.left_counts.eq(boundary.left_counts),
         ]
         best = Signal(candidate)
         self._choose_best(m, scored, best)
@@ -173,14 +204,15 @@ class GiniScanner(wiring.Component):
                 m.d.comb += self.segments.ready.eq(1)
                 with m.If(self.segments.valid):
                     # B starts as sum_c T_c^2 (nothing is left yet): the lowest non-zero
-                    # class's square now, the others below.
-                    m.d.comb += square_input.eq(header.class_counts[first])
+                    # class's square now, each square added a cycle after it is taken.
+                    m.d.comb += [factor.eq(header.class_counts[first]),
+                                 other_factor.eq(header.class_counts[first])]
                     m.d.sync += [
-                        operand.eq(header.class_counts[second]),
+                        operand.eq(header.class_counts[second]), squared.eq(1),
                         right.eq(header.class_counts), total_rows.eq(header.rows),
                         right_weight.eq(sum(header.class_counts[c] for c in range(classes))),
                         left.eq(0), left_weight.eq(0), left_rows.eq(0),
-                        squares_left.eq(0), squares_right.eq(square),
+                        squares_left.eq(0), squares_right.eq(0),
                         have_previous.eq(0), unsummed.eq(remaining), best.found.eq(0),
                     ]
                     with m.If(remaining == 0):
@@ -190,27 +222,24 @@ class GiniScanner(wiring.Component):
 
             with m.State("Sum squared totals"):
                 # One non-zero class per cycle; the next one's total into the operand.
-                m.d.sync += [squares_right.eq(squares_right + square), unsummed.eq(later),
-                             operand.eq(right[following])]
+                m.d.comb += [factor.eq(operand), other_factor.eq(operand)]
+                m.d.sync += [squared.eq(1), unsummed.eq(later), operand.eq(right[following])]
                 with m.If(later == 0):
                     m.next = "Scan entries"
 
             with m.State("Scan entries"):
+                # The last square goes into B in the scan's first cycle (no step is due).
                 m.d.comb += self.entries.ready.eq(1)
-                entry = self.entries.p
                 with m.If(self.entries.valid):
                     rows_right = total_rows - left_rows
                     leaf_ok = ((left_rows >= self.min_samples_leaf) &
                                (rows_right >= self.min_samples_leaf))
                     with m.If(have_previous & (previous_code != entry.code) & leaf_ok):
-                        m.d.sync += scored.found.eq(1)
+                        m.d.sync += boundary.found.eq(1)
                     # Move the entry from right to left: A += w (2 L_c + w) and
-                    # B -= w (2 R_c - w), where R_c >= w (the entry is on the right).
-                    weight = entry.weight
-                    left_count, right_count = left[entry.label], right[entry.label]
+                    # B -= w (2 R_c - w) a cycle later, where R_c >= w.
                     m.d.sync += [
-                        squares_left.eq(squares_left + weight * ((left_count << 1) + weight)),
-                        squares_right.eq(squares_right - weight * ((right_count << 1) - weight)),
+                        stepped.eq(1),
                         left[entry.label].eq(left_count + weight),
                         right[entry.label].eq(right_count - weight),
                         left_weight.eq(left_weight + weight),
@@ -222,8 +251,9 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                # Once no boundary is in stage 1, the best is final at the next edge.
-                with m.If(~scored.found):
+                # Once no boundary waits for stage 1 or is in it, the best is final at the
+                # next edge.
+                with m.If(~boundary.found & ~scored.found):
                     m.next = "Offer the best split"
 
             with m.State("Offer the best split"):

@@ -14,7 +14,7 @@ The lane works on commands from the PE controller, one at a time:
   ``nonconstant`` counts the slots that are not constant. 2 cycles per slot.
 * scan jobs (stream ``jobs``, taken whenever no command runs): stream the segment of one
   slot into the Gini calculator and offer its best split on ``results``, tagged with the
-  job's visit index. ``length + classes + 8`` cycles per job.
+  job's visit index. ``length + classes + 9`` cycles per job.
 * ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
   the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
 * ``PARTITION``: stream the segment of every used slot, back to back, through the partition

@@ -130,22 +130,24 @@ async def _count_headers(dut, cycles):
 @cocotb.test()
 async def latency_is_as_documented(dut):
     """Without idles or stalls: header to result, both counted, in ``entries + max(0, classes
-    present - 1) + 4`` cycles, one fewer when the last entry closes no boundary."""
+    present - 1) + 5`` cycles, one fewer when the last entry closes no boundary, two fewer
+    when neither of the last two entries does."""
     tb = GiniTestbench(dut)
     tb.segments.idle_probability = tb.entries.idle_probability = tb.splits.stall_probability = 0
     headers = []
     cocotb.start_soon(_count_headers(dut, headers))
     await tb.begin()
     n = min(12, (1 << tb.row_bits) - 1)
-    cases = [  # (codes, labels, classes present, the last entry closes a boundary)
-        (np.arange(n), np.zeros(n, int), 1, True),
-        (np.arange(n), np.arange(n) % 2, 2, True),
-        (np.arange(n), np.arange(n) % tb.classes, min(n, tb.classes), True),
-        (np.minimum(np.arange(n), n - 2), np.arange(n) % 2, 2, False),
+    cases = [  # (codes, labels, classes present, how many of the last two entries close none)
+        (np.arange(n), np.zeros(n, int), 1, 0),
+        (np.arange(n), np.arange(n) % 2, 2, 0),
+        (np.arange(n), np.arange(n) % tb.classes, min(n, tb.classes), 0),
+        (np.minimum(np.arange(n), n - 2), np.arange(n) % 2, 2, 1),
+        (np.minimum(np.arange(n), n - 3), np.arange(n) % 2, 2, 2),
     ]
-    for index, (codes, labels, present, closes) in enumerate(cases):
+    for index, (codes, labels, present, silent) in enumerate(cases):
         headers.clear()
         await tb.check(codes, labels, np.ones(n, int), 1, f"latency case {index}")
         latency = tb.splits.cycles[0] - headers[0] + 1
-        expected = n + max(0, present - 1) + 4 - (not closes)
+        expected = n + max(0, present - 1) + 5 - silent
         assert latency == expected, f"latency case {index}: {latency} cycles, documented {expected}"
