@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim avalon formal coverage regress resources fmax fmaxnexus quartus bench accuracy metric elm mnist baselines test clean distclean
+.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench accuracy metric elm mnist baselines test clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ formal: $(STAMP) ## formal proofs of the stream rules and invariants: results/fo
 # the list only by a formal proof, sim/coverage/proofs.py), or the run fails.
 coverage: $(STAMP) ## functional coverage of the testbenches, every listed bin hit: results/coverage.md
 	$(VPY) -m sim.coverage --out results
+
+# Every design at each parameter's maximum (docs/simulation.md, "Limit cases").
+limits: $(STAMP) ## every design at each parameter's maximum against the golden model: results/limits.md
+	$(VPY) -m sim.limits --report results/limits.md $(LIMITS_ARGS)
 
 # Random regression of the forest trainer against the golden model on Dask (docs/regress.md):
 # CASES cases from SEED, on a LocalCluster (one worker per core) or the Dask scheduler at

@@ -36,7 +36,10 @@ from amaranth.lib.wiring import In, Out
 from hw.banked import READ_LATENCY, BankedMemory
 from hw.checks import bits, check_integer, refuse_construction
 
-__all__ = ["InferenceEngine", "InferenceGeometry", "STEP_CYCLES"]
+__all__ = ["InferenceEngine", "InferenceGeometry", "STEP_CYCLES", "MAX_NODES_PER_TREE"]
+
+#: The most nodes a stored tree may have (``max_nodes_per_tree``).
+MAX_NODES_PER_TREE = 1 << 16
 
 #: Row buffers (rows in flight between loading and emitting their prediction).
 ROW_BUFFERS = 2
@@ -65,7 +68,7 @@ class InferenceGeometry:
                  classes=8, count_bits=13, max_depth=4, traversal_stages=None,
                  class_count_sums=True):
         check_integer("max_trees", max_trees, 1, 1 << 16)
-        check_integer("max_nodes_per_tree", max_nodes_per_tree, 1, 1 << 16)
+        check_integer("max_nodes_per_tree", max_nodes_per_tree, 1, MAX_NODES_PER_TREE)
         check_integer("feature_capacity", feature_capacity, 1, 1 << 12)
         check_integer("code_bits", code_bits, 1, 32)
         check_integer("classes", classes, 2, 256)

@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
 from hw.trainer import ForestTrainer, dataset_layout, forest_node_layout
-from hw.inference import InferenceEngine, InferenceGeometry
+from hw.inference import MAX_NODES_PER_TREE, InferenceEngine, InferenceGeometry
 
 __all__ = ["ForestSystem", "REGISTERS", "STATUS_BITS", "csr_signature", "IDENTIFIER"]
 
@@ -102,6 +102,16 @@ class ForestSystem(wiring.Component):
             self._trainer = ForestTrainer(pe_count=pe_count, max_trees=max_trees,
                                           radix_bits=radix_bits, **pe_parameters)
             pe = self._trainer._prototype
+            # The inference engine stores every node of a tree: a tree of max_nodes nodes
+            # (by default the smaller of 2 * max_inbag_rows - 1 and 2 ** (max_depth + 1) - 1)
+            # must fit, else the error names the system's parameter, not the engine's.
+            try:
+                check_integer("max_nodes", pe.max_nodes, 1, MAX_NODES_PER_TREE)
+            except ValueError as error:
+                self._trainer._MustUse__silence = True
+                raise ValueError(f"{error} (the nodes of one tree, by default the smaller of "
+                                 f"2 * max_inbag_rows - 1 and 2 ** (max_depth + 1) - 1: "
+                                 f"the inference engine stores at most {MAX_NODES_PER_TREE})") from None
             self._geometry = InferenceGeometry(
                 max_trees=max_trees, max_nodes_per_tree=pe.max_nodes,
                 feature_capacity=pe.feature_capacity, code_bits=pe.code_bits, classes=pe.classes,

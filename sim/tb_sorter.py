@@ -24,6 +24,8 @@ class SorterTestbench(StreamTestbench):
         self.max_rows = self.design["max_rows"]
         self.code_bits = self.design["code_bits"]
         self.row_bits = (self.max_rows - 1).bit_length()
+        # The digit counters are cleared (one per cycle) after a reset and an overflow.
+        self.clear_cycles = 1 << min(self.design["radix_bits"], self.code_bits)
         self.codes = self.source("codes", code_layout(self.code_bits))
         self.sorted = self.sink("sorted", sorted_row_layout(self.code_bits, self.row_bits))
         self.coverage = coverage_for(self)
@@ -94,7 +96,7 @@ async def too_many_rows_raise_overflow_and_emit_nothing(dut):
     await tb.begin()
     tb.sorted.clear()
     tb.send(tb.random_codes(tb.max_rows + 3))
-    for _ in range(4 * tb.max_rows + 2000):
+    for _ in range(4 * tb.max_rows + 2000 + tb.clear_cycles):
         if tb.codes.idle:
             break
         await RisingEdge(dut.clk)
@@ -130,7 +132,7 @@ async def cycles_without_stalls(dut):
     tb.codes.idle_probability = 0.0
     tb.sorted.stall_probability = 0.0
     await tb.begin()
-    await ClockCycles(dut.clk, 300)             # let the counter clear finish
+    await ClockCycles(dut.clk, 300 + tb.clear_cycles)       # let the counter clear finish
     codes = tb.random_codes(tb.max_rows)
     start = cocotb.utils.get_sim_time("ns")
     await tb.sort(codes, "timed")

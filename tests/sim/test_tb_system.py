@@ -68,6 +68,9 @@ def test_sim_backend_refuses_lists_a_bootstrap_overflows():
 @pytest.mark.parametrize("arguments, text", [
     ({"traversal_stages": 0}, "traversal_stages must be between 1 and 256, not 0"),
     ({"pe_count": 65}, "pe_count must be between 1 and 64, not 65"),
+    # Trees of 2 * 2**17 - 1 nodes: the system's parameter is named, not the engine's.
+    ({"max_rows": 1 << 17, "max_samples": 1 << 17, "max_depth": 255},
+     "max_nodes must be between 1 and 65536, not 262143"),
 ])
 def test_bad_parameters_are_refused(arguments, text):
     with pytest.raises(ValueError, match=text):
