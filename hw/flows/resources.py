@@ -130,9 +130,9 @@ def estimate(base, out_dir, parameters=None):
     script = "; ".join([
         f"read_rtlil {source.name}",
         f"{synth} -run :map_bram",
-        f"select t:$mem_v2",
+        "select t:$mem_v2",
         f"write_json -selected -compat-int {base}.coarse.json",
-        f"select -clear",
+        "select -clear",
         f"{synth} -run map_bram:map_lutram",
         f"select -write {base}.after_bram.txt t:$mem_v2",
         f"{synth} -run map_lutram:map_ffram",
@@ -198,7 +198,7 @@ def pe_estimate(rows, pe=None):
         total = {key: sum(by_name[name][key] for name in PE_BLOCKS) for key in _SUMMED}
         total["design"] = "sum of PE blocks"
         return total, ("SUM OF BLOCKS " + " + ".join(f"`{name}`" for name in PE_BLOCKS)
-                       + f" (one lane each; no PE design exists yet)")
+                       + " (one lane each; no PE design exists yet)")
     return None, None
 
 
