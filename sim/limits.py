@@ -62,10 +62,6 @@ def accepted_ranges():
 _MILLION_WORDS = ("a memory of 2**20 words: Amaranth writes every word's initial value into the "
                   "RTLIL/Verilog (about 60 MB of Verilog; the sorter's conversion alone took over 23 min)")
 
-#: Found by pe_widths, not fixed: the PE's RTLIL conversion explodes with its classes.
-_MANY_CLASSES = ("the PE at classes = 64 does not convert to RTLIL in minutes (at the PE's small "
-                 "values: 8 classes 1.6 s, 16 classes over 90 s); not run until that is fixed")
-
 #: Why PEs of 64 lanes and 4,096 features together are not simulated.
 _WIDE_PES = ("64 lanes (64 Gini scanners and partition units per PE) with lists for 4,096 features: "
              "not built here; pe_lanes and pe_features simulate the PE at each of the two maxima")
@@ -136,7 +132,7 @@ CASES = [
     LimitCase("pe_widths", "processing_element",
               ("code_bits", "classes", "tree_index_bits", "sparse_rows", "max_depth", "max_inbag_rows"),
               _PE_SMALL, module="sim.tb_pe", testbench={"random_cases": 8, "reset_cases": 2,
-                                                        "queued_sequences": 2}, known_failure=_MANY_CLASSES),
+                                                        "queued_sequences": 2}),
     LimitCase("pe_features", "processing_element", ("feature_capacity",), {**_PE_SMALL, "max_rows": 16,
                                                                            "max_samples": 16},
               module="sim.tb_pe", testbench={"random_cases": 4, "reset_cases": 1, "queued_sequences": 1}),
@@ -152,7 +148,7 @@ CASES = [
     LimitCase("trainer_widths", "forest_trainer",
               ("radix_bits", "code_bits", "classes", "max_depth", "sparse_rows", "tree_index_bits",
                "max_inbag_rows"), _TRAINER_SMALL, module="sim.tb_trainer",
-              testbench={"random_forests": 2, "stopped_forests": 1}, known_failure=_MANY_CLASSES),
+              testbench={"random_forests": 2, "stopped_forests": 1}),
     LimitCase("trainer_pes", "forest_trainer", ("pe_count",), {**_TRAINER_SMALL, "feature_lanes": 1},
               module="sim.tb_trainer", testbench={"random_forests": 1, "stopped_forests": 1}),
     LimitCase("trainer_rows", "forest_trainer", ("max_rows", "max_samples", "max_nodes"),
@@ -161,7 +157,7 @@ CASES = [
               _TRAINER_SMALL, not_simulated=_WIDE_PES),
     LimitCase("system_widths", "forest_system",
               ("radix_bits", "code_bits", "classes", "max_depth", "traversal_stages"), _SYSTEM_SMALL,
-              module="sim.tb_system", testbench={"random_forests": 2}, known_failure=_MANY_CLASSES),
+              module="sim.tb_system", testbench={"random_forests": 2}),
     LimitCase("system_trees", "forest_system", ("max_trees",), {**_SYSTEM_SMALL, "max_depth": 1},
               module="sim.tb_system", testbench={"random_forests": 1}),
     LimitCase("system_pes", "forest_system", ("pe_count",), {**_SYSTEM_SMALL, "feature_lanes": 1},

@@ -38,14 +38,27 @@ class NodeFormatter(wiring.Component):
         classes = self._classes
         record = self.record
         majority = Signal(self._label_bits)
-        top = record.counts[0]
-        for c in range(1, classes):
-            bigger = record.counts[c] > top
-            top = Mux(bigger, record.counts[c], top)
-        best_count = top
-        for c in reversed(range(classes)):
-            with m.If(record.counts[c] == best_count):
-                m.d.comb += majority.eq(c)
+        # A tournament of (count, class) pairs, each match won by the later half only on a
+        # strictly larger count: the first of the largest counts, in log2(classes) compare
+        # levels. Every winner is a signal of its own, so the expression stays linear in
+        # classes (a running Mux over the previous maximum doubles at every class).
+        players = [(record.counts[c], c) for c in range(classes)]
+        level = 0
+        while len(players) > 1:
+            winners = []
+            for pair in range(0, len(players) - 1, 2):
+                (first, first_class), (second, second_class) = players[pair], players[pair + 1]
+                count = Signal.like(first, name=f"top_{level}_{pair // 2}")
+                label = Signal(self._label_bits, name=f"top_class_{level}_{pair // 2}")
+                later = second > first
+                m.d.comb += [count.eq(Mux(later, second, first)),
+                             label.eq(Mux(later, second_class, first_class))]
+                winners.append((count, label))
+            if len(players) % 2:
+                winners.append(players[-1])
+            players = winners
+            level += 1
+        m.d.comb += majority.eq(players[0][1])
         m.d.comb += [
             self.node.index.eq(self.index),
             self.node.leaf.eq(~record.split),
