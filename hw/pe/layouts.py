@@ -88,6 +88,13 @@ class PEGeometry:
         check_integer("max_depth", max_depth, *LIMITS["max_depth"])
         largest_tree = min(2 * max_inbag_rows - 1, (1 << (max_depth + 1)) - 1)
         if max_nodes is None:
+            most = LIMITS["max_nodes"][1]
+            if largest_tree > most:
+                raise ValueError(
+                    f"a tree of up to {max_inbag_rows} in-bag rows and depth {max_depth} can have "
+                    f"{largest_tree} nodes, more than the {most} a PE stores: lower max_inbag_rows "
+                    f"(or max_rows) or max_depth, or pass max_nodes (at most {most}; a tree that "
+                    f"needs more stops with a tree error)")
             max_nodes = largest_tree
         check_integer("max_nodes", max_nodes, *LIMITS["max_nodes"])
         check_integer("tree_index_bits", tree_index_bits, *LIMITS["tree_index_bits"])

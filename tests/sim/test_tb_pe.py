@@ -85,6 +85,11 @@ def test_pe_cycles_per_tree_stay_within_the_cycle_model():
     ({"max_inbag_rows": 300, "max_rows": 256}, "max_inbag_rows must be between 1 and 256, not 300"),
     ({"max_depth": 0}, "max_depth must be between 1 and 255, not 0"),
     ({"code_bits": 25}, "code_bits must be between 1 and 24, not 25"),
+    # The default max_nodes (the largest tree) beyond what a PE stores: said in the
+    # parameters the user passed, not as a max_nodes they never gave.
+    ({"max_rows": 1 << 20, "max_samples": 1 << 20, "max_depth": 40},
+     "a tree of up to 1048576 in-bag rows and depth 40 can have 2097151 nodes, more than the "
+     "1048576 a PE stores"),
 ])
 def test_bad_parameters_are_refused(arguments, text):
     with pytest.raises(ValueError, match=text):
