@@ -77,7 +77,7 @@ TOP_REGISTERS = {
 
 class ForestTop(wiring.Component):
     """The system behind Avalon-MM (module docstring). Parameters: as :class:`ForestSystem`,
-    plus ``read_fifo_depth`` (reads in flight), ``separate_core_clock`` (the system on a
+    plus ``read_fifo_depth`` (reads in flight, 1 to 256), ``separate_core_clock`` (the system on a
     clock of its own, domain ``core``) and ``crossing_depth`` (entries of each stream's
     clock-crossing FIFO, a power of two from 2 to 64; only with a separate core clock)."""
 
@@ -86,6 +86,7 @@ class ForestTop(wiring.Component):
         try:
             if not isinstance(separate_core_clock, bool):
                 raise TypeError(f"separate_core_clock must be True or False, not {separate_core_clock!r}")
+            check_integer("read_fifo_depth", read_fifo_depth, 1, 256)
             check_integer("crossing_depth", crossing_depth, 2, 64)
             if crossing_depth & (crossing_depth - 1):
                 raise ValueError(f"crossing_depth must be a power of two, not {crossing_depth}")

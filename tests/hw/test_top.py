@@ -79,6 +79,8 @@ def test_memory_format_table_is_the_default_build():
 @pytest.mark.parametrize("arguments, error, text", [
     ({"pe_count": 0}, ValueError, "pe_count must be between 1 and 64, not 0"),
     ({"separate_core_clock": 1}, TypeError, "separate_core_clock must be True or False, not 1"),
+    ({"read_fifo_depth": 0}, ValueError, "read_fifo_depth must be between 1 and 256, not 0"),
+    ({"read_fifo_depth": 2.0}, TypeError, "read_fifo_depth"),
     ({"crossing_depth": 1}, ValueError, "crossing_depth must be between 2 and 64, not 1"),
     ({"crossing_depth": 12}, ValueError, "crossing_depth must be a power of two, not 12"),
 ])
