@@ -3,9 +3,11 @@ timing of a fit.
 
 Repeat ``r`` of a run is an ordinary stratified k-fold split shuffled with ``seeds[r]``;
 every method of an experiment sees the same folds. :func:`timed` measures one call by
-wall time and by the CPU time of this process (one core's work).
+wall time and by the CPU time of this process (one core's work); :func:`background_cores`
+how busy the rest of the machine was meanwhile.
 """
 
+import os
 import time
 
 import numpy as np
@@ -31,6 +33,32 @@ def timed(function):
     wall, cpu = time.perf_counter(), time.process_time()
     result = function()
     return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def _busy_seconds():
+    """CPU seconds all processes have run since boot (``/proc/stat``), or None off Linux."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def background_cores(function):
+    """(cores, result) of ``function()``: ``cores`` is the mean number of cores other
+    processes kept busy while it ran (the machine's busy CPU time less this process's, per
+    wall second), None where ``/proc/stat`` is not available. A CPU timing taken while
+    ``cores`` is well above 0 shared the machine."""
+    busy, own, wall = _busy_seconds(), time.process_time(), time.perf_counter()
+    result = function()
+    after = _busy_seconds()
+    if busy is None or after is None:
+        return None, result
+    elapsed = time.perf_counter() - wall
+    others = (after - busy) - (time.process_time() - own)
+    return max(0.0, others / elapsed) if elapsed > 0 else 0.0, result
 
 
 def fold_scores(make_models, X, y, folds, seeds, stride=1000):

@@ -30,8 +30,9 @@ estimated number of PEs that fit a 10AX115 (:data:`PE_FIT`) and the clock 100 MH
 thesis's). ``docs/compare.md`` explains the method and its assumptions.
 
 The accuracy folds (golden model and scikit-learn alike), the Verilator builds and the
-simulated samples run first, on every core (``--jobs`` processes); then scikit-learn is
-timed with nothing else running.
+simulated samples run first, on every core (``--jobs`` processes); then the CPU forests
+are timed with none of the comparison's own work beside them (what other processes used
+meanwhile is measured: ``cpu_timing_background_cores``).
 
 Writes ``results/compare.md``, ``compare.csv`` and ``compare.png``.
 

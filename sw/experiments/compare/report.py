@@ -46,6 +46,17 @@ def _difference(row, trainer):
     return f"{row[key]:+.2f} ({_number(row[key + '_se'], 2)})"
 
 
+def _background(rows):
+    """What else ran while the CPU forests were timed, from the rows' measurements."""
+    measured = [row["cpu_timing_background_cores"] for row in rows
+                if row.get("cpu_timing_background_cores") is not None]
+    if not measured:
+        return " (the load of other processes was not measured: no /proc/stat)"
+    return (f" (other processes kept at most {max(measured):.2f} of the {os.cpu_count()} cores busy "
+            f"while they were timed: `cpu_timing_background_cores`; well above 0 means the timing "
+            f"shared the machine)")
+
+
 def accuracy_table(rows):
     """Header and rows of the accuracy table (strings)."""
     header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "oneDAL %",
@@ -132,8 +143,7 @@ def render(rows, arguments, seconds):
             f"Modelled HW training time = (load + presort + trees x cycles per tree / P) / "
             f"clock; cycles simulated in Verilator on a sample of k trees of fold 0 (first "
             f"repeat, one PE). **Clock {clock:g} MHz: {arguments.clock_source}.** **P "
-            f"{source}.** CPU forests, measured in this run with nothing else running on the "
-            f"same folds: scikit-learn {versions['sk']} `RandomForestClassifier` and oneDAL "
+            f"{source}.** CPU forests, measured in this run on the same folds{_background(rows)}: scikit-learn {versions['sk']} `RandomForestClassifier` and oneDAL "
             f"(scikit-learn-intelex {versions['dal']}, {ONEDAL_BINS} histogram bins per "
             f"feature) with the same trees, depth, features per split and bootstrap; mean fit "
             f"time over the {arguments.folds} folds of the first repeat (1 core: CPU time of "

@@ -1,6 +1,7 @@
 """The cross-validation of the comparison: the five models' scores on every fold (in a
 process pool, beside the Verilator builds and the simulated samples), then the CPU forests'
-fit times measured with nothing else running, and each dataset's accuracy columns.
+fit times measured with none of the comparison's own work beside them (and the load of
+other processes meanwhile), and each dataset's accuracy columns.
 """
 
 import concurrent.futures
@@ -69,7 +70,8 @@ def score_fold(X_train, y_train, X_test, y_test, arguments, fold_seed, keep=Fals
 
 def cpu_times(X_train, y_train, arguments, fold_seed):
     """The CPU forests' fit times on one fold (seconds). Run it with nothing else running:
-    one core is timed by CPU time (and wall time), all cores by wall time. Each forest is
+    one core is timed by CPU time (and wall time), all cores by wall time; ``background_cores``
+is how many cores other processes kept busy meanwhile (:func:`cv.background_cores`). Each forest is
     fitted once untimed before its first timing in the process: a library's first fit
     loads and initialises it (oneDAL's first fit on iris took twice its later ones), which
     is not training."""
@@ -79,9 +81,13 @@ def cpu_times(X_train, y_train, arguments, fold_seed):
         if name not in _WARMED:
             make[name](1).fit(X_train, y_train)
             _WARMED.add(name)
-        times[f"{name}_1_wall"], times[f"{name}_1"], _ = cv.timed(
-            lambda: make[name](1).fit(X_train, y_train))
-        times[f"{name}_all"], _, _ = cv.timed(lambda: make[name](-1).fit(X_train, y_train))
+
+    def time_all():
+        for name in CPU_MODELS:
+            times[f"{name}_1_wall"], times[f"{name}_1"], _ = cv.timed(
+                lambda: make[name](1).fit(X_train, y_train))
+            times[f"{name}_all"], _, _ = cv.timed(lambda: make[name](-1).fit(X_train, y_train))
+    times["background_cores"], _ = cv.background_cores(time_all)
     return times
 
 
@@ -161,6 +167,9 @@ def accuracy_row(name, arguments, tick=lambda: None, scored=None):
     for trainer in FOREST_BASELINES:
         row.update(_difference(scores["hw_forest"], scores[f"{trainer}_forest"],
                                f"acc_forest_minus_{trainer}", arguments))
+    background = times.pop("background_cores", None)
+    row["cpu_timing_background_cores"] = (None if background is None or any(value is None for value in background)
+                                          else float(max(background)))
     for key, values in times.items():
         row[f"fit_{key}_ms"] = 1000 * values.mean()
     thesis = thesis_row(name) or {}
