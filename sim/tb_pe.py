@@ -366,10 +366,11 @@ async def corner_cases_match_model(dut):
     rng = np.random.default_rng(7)
     F = tb.feature_capacity
     full = min(tb.max_rows, tb.max_inbag_rows)
+    few = min(20, tb.max_rows)                      # builds of fewer rows: the limit cases
     cases = {
         "two rows": (rng.integers(0, 4, (2, F)), [0, 1], dict(max_samples=2)),
-        "all codes equal": (np.full((20, F), 3), rng.integers(0, 2, 20), dict(max_samples=20)),
-        "one class": (rng.integers(0, 9, (20, F)), np.zeros(20, int), dict(max_samples=20)),
+        "all codes equal": (np.full((few, F), 3), rng.integers(0, 2, few), dict(max_samples=few)),
+        "one class": (rng.integers(0, 9, (few, F)), np.zeros(few, int), dict(max_samples=few)),
         "every class": (rng.integers(0, 50, (min(60, full), F)), np.arange(min(60, full)) % tb.classes,
                         dict(max_samples=min(60, full))),
         "maximum weights (every draw on two rows)": (rng.integers(0, 5, (2, F)), [0, 1],
