@@ -47,7 +47,7 @@ below are re-exported for callers; the code reads the builds' constants from
 from sw.experiments.compare.builds import (BUNDLED_DATASETS, TARGET_CLOCK_MHZ, proxy_clock, PE_FIT, PE_LANES,
                                            SIM_DESIGN, THESIS_SKLEARN, sim_design)
 from sw.experiments.compare.hwtime import (hardware_columns, load_cycles, modelled_seconds,
-                                           rotor_wait_cycles)
+                                           one_pass_bound_cycles, rotor_wait_cycles)
 from sw.experiments.compare.simulate import (sample_job, sample_summary, simulate_samples,
                                              train_by_design)
 from sw.experiments.compare.run import (accuracy_row, cross_validate, score_fold, scoring_tasks,
@@ -59,5 +59,5 @@ __all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN", "
            "BUNDLED_DATASETS", "default_datasets", "parse_arguments", "accuracy_row",
            "cross_validate", "score_fold", "scoring_tasks", "cpu_times", "sample_job",
            "sample_summary", "simulate_samples", "train_by_design", "hardware_columns",
-           "load_cycles", "modelled_seconds", "rotor_wait_cycles", "accuracy_table",
+           "load_cycles", "modelled_seconds", "one_pass_bound_cycles", "rotor_wait_cycles", "accuracy_table",
            "time_table", "plot", "main"]

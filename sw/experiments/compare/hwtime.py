@@ -32,6 +32,13 @@ def rotor_wait_cycles(job, design):
     return 0 if sparse else -(-n_features // design["feature_lanes"]) * n_rows
 
 
+def one_pass_bound_cycles(tree):
+    """The one-pass bound of a tree (issue #25): every in-bag row read once per level in
+    which it sits in an internal node, one row per cycle, i.e. the sum over the levels of the
+    distinct in-bag rows of that level's internal nodes (``tree``: a golden-model tree)."""
+    return int(tree.n_rows[~tree.is_leaf].sum())
+
+
 def modelled_seconds(sample, n_trees, pe_count, clock_hz):
     """(load + presort + start/finish + n_trees x (cycles per tree + the most it can wait
     for its lists, with P > 1) / P) / clock, in seconds."""
@@ -68,6 +75,11 @@ def hardware_columns(row, samples, arguments):
     for jobs in ("1", "all"):
         row[f"speedup_thesis_{jobs}"] = row[f"fit_sk_thesis_{jobs}_ms"] / row["hw_thesis_ms"]
     row.update(baseline_columns(row))
+    # Forest mode's cycles per tree against the one-pass bound of the same sampled trees.
+    forest = samples["forest"]
+    row.update(cycles_per_tree=forest["cycles_per_tree"],
+               one_pass_bound_cycles=forest["one_pass_bound_cycles"],
+               cycles_over_one_pass_bound=forest["cycles_per_tree"] / forest["one_pass_bound_cycles"])
     row["rtl_equals_model"] = bool(samples["forest"]["equal"] and samples["thesis"]["equal"])
     return row
 

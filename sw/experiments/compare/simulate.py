@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from sw.experiments.compare import builds
-from sw.experiments.compare.hwtime import load_cycles, rotor_wait_cycles
+from sw.experiments.compare.hwtime import load_cycles, one_pass_bound_cycles, rotor_wait_cycles
 from sw.methods.forest import model
 
 
@@ -44,6 +44,8 @@ def sample_summary(result, job, estimator):
             "wall_seconds": result["wall_seconds"],
             "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
             "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
+            "one_pass_bound_cycles": statistics.mean(
+                one_pass_bound_cycles(t) for t in estimator.trees_[:n_trees]),
             # Distinct in-bag rows (the root's rows) of every tree of the modelled forest.
             "inbag_rows_max": max(int(t.n_rows[0]) for t in estimator.trees_)}
 

@@ -172,6 +172,25 @@ def test_modelled_time_is_load_presort_and_trees_over_pe_count():
     assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
 
 
+def test_one_pass_bound_is_the_rows_of_each_levels_internal_nodes():
+    """The issue's definition, counted level by level through the children: every in-bag
+    row of a node that is split is read once on that level."""
+    rng = np.random.default_rng(5)
+    codes, labels = rng.integers(0, 40, (300, 6)), rng.integers(0, 3, 300)
+    params = model.TrainingParameters(n_classes=3, max_samples=300, features_per_split=2)
+    for tree in model.train_forest(codes, labels, params, 7, 3):
+        total, level = 0, [0]
+        while level:
+            split = [node for node in level if tree.left_child[node] >= 0]
+            total += sum(int(tree.n_rows[node]) for node in split)
+            level = [child for node in split for child in (tree.left_child[node], tree.right_child[node])]
+        assert tree.depth.max() > 3 and total > 300
+        assert compare.one_pass_bound_cycles(tree) == total
+    # A lone leaf is never scanned.
+    stump = model.train_tree(codes[:1], labels[:1], dataclasses.replace(params, max_samples=1), 7, 0)
+    assert compare.one_pass_bound_cycles(stump) == 0
+
+
 def test_load_cycles_are_the_beats_the_host_driver_sends():
     """The modelled load is one cycle per beat of the dataset stream (the trainer takes one
     beat per cycle while not busy), counted here from the driver's own beats."""
@@ -399,6 +418,11 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     assert float(row["cpu_cores_replaced"]) == pytest.approx(min(one_core.values()) / hw_ms, rel=1e-5)
     assert row["fastest_cpu_trainer"].startswith(min(one_core, key=one_core.get))
     assert "oneDAL %" in text and "HW - oneDAL pp (s.e.)" in text and "CPU cores replaced" in text
+    # Forest mode's cycles per tree beside the one-pass bound of the same sampled trees.
+    assert float(row["cycles_per_tree"]) == float(row["sim_forest_cycles_per_tree"])
+    assert 0 < float(row["one_pass_bound_cycles"]) < float(row["cycles_per_tree"])
+    assert float(row["cycles_over_one_pass_bound"]) == pytest.approx(
+        float(row["cycles_per_tree"]) / float(row["one_pass_bound_cycles"]), rel=1e-5)
     # What else ran while the CPU forests were timed is measured, not asserted.
     background = float(row["cpu_timing_background_cores"])
     assert 0 <= background <= os.cpu_count()
