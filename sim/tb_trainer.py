@@ -12,6 +12,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from hw.trainer import dataset_layout, forest_node_layout
 from sim.coverage import bins as coverage_bins, coverage_for
+from sim.runner import testbench_parameters
 from sim.support.testbench import StreamTestbench
 from sim.support.trees import (PECapacity, assert_trees_equal, bits, configure_tree_inputs, dataset_beats,
                        depth_overflow_expected, inbag_overflow_expected, quantised_dataset, tree_budget,
@@ -167,6 +168,20 @@ async def random_forests_match_model(dut):
     tb.write_report()
 
 
+def _no_tree_can_fail():
+    """Whether the build (the settings' design) leaves no tree to stop on: no bootstrap can
+    draw more distinct rows than the lists hold, and no tree can be deeper than the PE
+    (a node that would still split at depth d keeps at least 2 of the at most n - d rows
+    left on its path, so depth max_depth needs max_depth <= in-bag rows - 2)."""
+    design = testbench_parameters().get("design")
+    if not design:
+        return False
+    capacity = PECapacity(design)
+    return (capacity.max_inbag_rows >= min(capacity.max_rows, capacity.max_samples)
+            and capacity.max_depth >= capacity.max_inbag_rows - 1)
+
+
+@cocotb.skipif(_no_tree_can_fail(), reason="the build holds every tree its rows allow: no tree error to test with")
 @cocotb.test()
 async def forests_after_a_tree_error(dut):
     """A forest stopped on tree_error leaves other trees running or queued in the PEs (and
