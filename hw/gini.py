@@ -12,13 +12,17 @@ the segment's rows split the same way as at the left code, and unseen values in 
 are shared between the sides (scikit-learn's midpoint, in code space).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
 
 __all__ = ["GiniScanner", "segment_layout", "entry_layout", "split_layout"]
+
+#: Width of a multiplier tile (the ECP5's MULT18X18D): the wide products are registered as
+#: products of pieces this wide (``_tiles``).
+_TILE = 18
 
 
 def segment_layout(classes, count_bits, row_bits):
@@ -30,7 +34,8 @@ def segment_layout(classes, count_bits, row_bits):
 
 
 def entry_layout(code_bits, classes, count_bits):
-    """One entry of a sorted segment; ``last`` on the segment's final entry."""
+    """One entry of a sorted segment; ``last`` on the segment's final entry, ``weight`` at
+    least 1 (an in-bag row's multiplicity)."""
     return data.StructLayout({
         "code": code_bits, "label": range(classes), "weight": count_bits, "last": 1,
     })
@@ -48,6 +53,59 @@ def split_layout(classes, code_bits, count_bits, row_bits):
     })
 
 
+def _tiles(m, name, a, b):
+    """``a x b`` as registered products of tile-wide pieces, one multiplier tile each: a
+    list of (shift, product) pairs, ``a x b`` their sum shifted."""
+    products = []
+    for i in range(0, len(a), _TILE):
+        for j in range(0, len(b), _TILE):
+            x, y = a[i:i + _TILE], b[j:j + _TILE]
+            product = Signal(len(x) + len(y), name=f"{name}_{i}_{j}")
+            m.d.sync += product.eq(x * y)
+            products.append((i + j, product))
+    return products
+
+
+def _rows(terms, width):
+    """(shift, value) terms packed into as few ``width``-bit rows as their bit ranges allow
+    (terms that do not overlap share a row: fewer operands to add)."""
+    rows = []                                   # [end of the last term, [(shift, value)...]]
+    for shift, value in sorted(terms, key=lambda term: term[0]):
+        row = next((row for row in rows if row[0] <= shift), None)
+        if row is None:
+            row = [0, []]
+            rows.append(row)
+        row[1].append((shift, value))
+        row[0] = shift + len(value)
+    packed = []
+    for _, row in rows:
+        parts, at = [], 0
+        for shift, value in row:
+            parts += [Const(0, shift - at), value]
+            at = shift + len(value)
+        packed.append(Cat(*parts, Const(0, width - at)))
+    return packed
+
+
+def _carry_save_sum(m, plus, minus=()):
+    """``sum(plus) - sum(minus)`` (lists of (shift, value) pairs) modulo ``2**width``, with
+    ``width`` two bits above the widest term, from a tree of carry-save adders and one carry
+    chain (``-x`` is ``~x + 1``): its top bit is the sign."""
+    width = max(shift + len(value) for shift, value in [*plus, *minus]) + 2
+    negated = [~row for row in _rows(minus, width)]
+    operands = _rows(plus, width) + negated
+    if negated:
+        operands.append(Const(len(negated), width))
+    while len(operands) > 2:
+        a, b, c = operands[:3]
+        total, carry = Signal(width), Signal(width)
+        m.d.comb += [total.eq(a ^ b ^ c), carry.eq(((a & b) | (a & c) | (b & c)) << 1)]
+        operands = operands[3:] + [total, carry]
+    result = Signal(width)
+    m.d.comb += result.eq(sum(operands))
+    return result
+
+
 def _lowest(m, mask):
     """The index of the lowest set bit of ``mask`` (0 when none is set)."""
     index = Signal(range(len(mask)))
@@ -61,21 +119,27 @@ class GiniScanner(wiring.Component):
     """Scans sorted segments one entry per cycle and reports each segment's best split.
 
     Per segment: a header on ``segments`` (class totals, entry count), then the entries on
-    ``entries`` at one per cycle, then three cycles of pipeline drain before the result is
-    offered on ``splits``. The squared totals ``sum_c T_c^2`` are squared one class with a
-    non-zero total per cycle, the first in the header's cycle, each added to ``B`` a cycle
-    later (the last in the scan's first cycle, when no entry's step is due yet), so the scan
+    ``entries`` at one per cycle, then the pipeline's drain before the result is offered on
+    ``splits``. The non-zero class totals go one per cycle into the squarer's operand
+    register, the first in the header's cycle; each is squared the cycle after and added
+    to ``B`` the cycle after that (the last with the first entry's increments), so the scan
     waits only when more than one class is present: segment latency ``entries + max(0,
-    nonzero classes - 1) + 5`` cycles, header to result, both counted, without stalls; one
+    nonzero classes - 1) + 6`` cycles, header to result, both counted, without stalls; one
     fewer when the last entry closes no boundary, two fewer when neither of the last two
-    entries does.
+    entries does, three fewer when none of the last three does.
 
     Pipeline: the scan (class counts, updated in the entry's cycle; the sums of squares
-    ``A`` and ``B`` a cycle later, from the increments registered in the entry's cycle);
-    the boundary an entry closes is registered with the counts before that entry and
-    scored by stage 1 a cycle later, when ``A`` and ``B`` have caught up; stage 2 registers
-    its cross products with the best and with the boundary in stage 3; stage 3 decides
-    (see ``_choose_best``).
+    ``A`` and ``B`` a cycle later, from the products ``w L_c``, ``w R_c`` and ``w^2``
+    registered in the entry's cycle); the boundary an entry closes is registered with the
+    counts before that entry and taken by stage 1 a cycle later, when ``A`` and ``B`` have
+    caught up: stage 1 registers the score's partial products, stage 2 adds them, stage 3
+    registers the partial products of its cross products with the best and with the
+    boundary in stage 4, stage 4 decides (see ``_choose_best``). No multiplier has an adder
+    behind it in its cycle: the wide products (the score's and the cross products) are
+    registered as products of ``_TILE``-bit pieces, one multiplier tile each, and added in
+    the next stage by carry-save adders and one carry chain (``_carry_save_sum``); the
+    scan's products and the denominator are one tile each while ``count_bits`` is at most
+    ``_TILE``.
 
     Parameters
     ----------
@@ -134,46 +198,49 @@ class GiniScanner(wiring.Component):
         # increments are registered in its cycle and added a cycle later.
         squares_left = Signal(square_bits)          # A
         squares_right = Signal(square_bits)         # B
-        step_left = Signal(square_bits)             # w (2 L_c + w)
-        step_right = Signal(square_bits)            # w (2 R_c - w), or a squared total
-        stepped = Signal()                          # the steps hold an entry's increments
-        squared = Signal()                          # step_right holds a squared total
+        product_left = Signal(square_bits)          # w L_c
+        product_right = Signal(square_bits)         # w R_c
+        square = Signal(square_bits)                # w^2
+        stepped = Signal()                          # the products are an entry's
+        total_square = Signal(square_bits)          # T_c^2 of a class total, or 0
         previous_code = Signal(self.code_bits)
         have_previous = Signal()
-        # Classes whose squared totals are still to be added to B (non-zero totals only),
-        # the lowest of them in a register of its own (the squarer's operand).
+        # B starts as sum_c T_c^2: the non-zero class totals one per cycle into the
+        # squarer's operand register (0 when none is due), squared the cycle after and
+        # added to B the cycle after that. ``unsummed``: the classes not yet in the operand.
         unsummed = Signal(classes)
         operand = Signal(count_bits)
+        lowest = _lowest(m, unsummed)
         later = Signal(classes)                     # unsummed without its lowest class
-        m.d.comb += later.eq(unsummed & ~(1 << _lowest(m, unsummed)))
-        following = _lowest(m, later)
+        m.d.comb += later.eq(unsummed & ~(1 << lowest))
         header = self.segments.p
         nonzero = Cat(header.class_counts[c] != 0 for c in range(classes))
         first = _lowest(m, nonzero)
         remaining = Signal(classes)                 # the header's non-zero classes but the first
         m.d.comb += remaining.eq(nonzero & ~(1 << first))
-        second = _lowest(m, remaining)
 
         # The scan's increments from the counts as they stand (updated in the entry's
-        # cycle, so no forwarding); one multiplier per side, B's shared with the squared
-        # totals (its factors are switched in the states before the scan).
+        # cycle, so no forwarding): A += 2 w L_c + w^2 and B -= 2 w R_c - w^2 a cycle
+        # later. Each multiplier takes its factors straight from the entry and the class
+        # select, no adder in front of it; the squared totals have a squarer of their own.
         entry = self.entries.p
         weight, left_count, right_count = entry.weight, left[entry.label], right[entry.label]
-        factor, other_factor = Signal(count_bits), Signal(count_bits + 1)
-        m.d.comb += [factor.eq(weight), other_factor.eq((right_count << 1) - weight)]
         m.d.sync += [
-            step_left.eq(weight * ((left_count << 1) + weight)),
-            step_right.eq(factor * other_factor),   # < R_c^2: fits square_bits
-            stepped.eq(0), squared.eq(0),
+            product_left.eq(weight * left_count),
+            product_right.eq(weight * right_count),
+            square.eq(weight * weight),
+            total_square.eq(operand * operand), operand.eq(0),
+            stepped.eq(0),
         ]
+        step_left, step_right = Signal(square_bits), Signal(square_bits)
         with m.If(stepped):
-            m.d.sync += [squares_left.eq(squares_left + step_left),
-                         squares_right.eq(squares_right - step_right)]
-        with m.Elif(squared):
-            m.d.sync += squares_right.eq(squares_right + step_right)
+            m.d.comb += [step_left.eq((product_left << 1) + square),
+                         step_right.eq((product_right << 1) - square)]
+        m.d.sync += [squares_left.eq(squares_left + step_left),
+                     squares_right.eq(squares_right + total_square - step_right)]
 
         # The boundary an entry closes, with the scan's registers as they stand in its
-        # cycle (the counts before that entry); stage 1 scores it a cycle later, when A
+        # cycle (the counts before that entry); stage 1 takes it a cycle later, when A
         # and B have caught up with the same entries.
         boundary = Signal(data.StructLayout({
             "found": 1, "threshold": self.code_bits, "rows_left": self.row_bits + 1,
@@ -185,35 +252,38 @@ class GiniScanner(wiring.Component):
             boundary.rows_left.eq(left_rows), boundary.left_counts.eq(left),
             boundary.left_weight.eq(left_weight), boundary.right_weight.eq(right_weight),
         ]
+        # Stage 1 registers the tile products of A nR and B nL (``_tiles``) and the
+        # denominator nL nR; stage 2 adds the tile products.
         candidate = split_layout(classes, self.code_bits, count_bits, self.row_bits)
-        scored = Signal(candidate)                  # found: a boundary is present
+        scoring = Signal(candidate)                 # stage 1's boundary (no numerator)
+        partial_scores = [
+            *_tiles(m, "score_left", squares_left, boundary.right_weight),
+            *_tiles(m, "score_right", squares_right, boundary.left_weight)]
         m.d.sync += [
-            scored.found.eq(boundary.found),
-            scored.numerator.eq(squares_left * boundary.right_weight +
-                                squares_right * boundary.left_weight),
-            scored.denominator.eq(boundary.left_weight * boundary.right_weight),
-            scored.threshold.eq(boundary.threshold),
-            scored.rows_left.eq(boundary.rows_left), scored.left_counts.eq(boundary.left_counts),
+            scoring.found.eq(boundary.found),
+            scoring.denominator.eq(boundary.left_weight * boundary.right_weight),
+            scoring.threshold.eq(boundary.threshold),
+            scoring.rows_left.eq(boundary.rows_left), scoring.left_counts.eq(boundary.left_counts),
         ]
+        scored = Signal(candidate)                  # found: a boundary is present
+        m.d.sync += [scored.eq(scoring), scored.numerator.eq(_carry_save_sum(m, partial_scores))]
         best = Signal(candidate)
-        self._choose_best(m, scored, best)
-        m.d.comb += self.splits.payload.eq(best)
+        m.d.comb += self.splits.payload.eq(self._choose_best(m, scored, best))
 
         with m.FSM(init="Wait for a segment"):
             with m.State("Wait for a segment"):
                 m.d.comb += self.segments.ready.eq(1)
                 with m.If(self.segments.valid):
-                    # B starts as sum_c T_c^2 (nothing is left yet): the lowest non-zero
-                    # class's square now, each square added a cycle after it is taken.
-                    m.d.comb += [factor.eq(header.class_counts[first]),
-                                 other_factor.eq(header.class_counts[first])]
                     m.d.sync += [
-                        operand.eq(header.class_counts[second]), squared.eq(1),
+                        operand.eq(header.class_counts[first]),
                         right.eq(header.class_counts), total_rows.eq(header.rows),
                         right_weight.eq(sum(header.class_counts[c] for c in range(classes))),
                         left.eq(0), left_weight.eq(0), left_rows.eq(0),
                         squares_left.eq(0), squares_right.eq(0),
-                        have_previous.eq(0), unsummed.eq(remaining), best.found.eq(0),
+                        have_previous.eq(0), unsummed.eq(remaining),
+                        # No best yet: 0 / 1, which every boundary beats (both sides
+                        # weigh at least 1, so its numerator is at least 2).
+                        best.found.eq(0), best.numerator.eq(0), best.denominator.eq(1),
                     ]
                     with m.If(remaining == 0):
                         m.next = "Scan entries"
@@ -221,14 +291,13 @@ class GiniScanner(wiring.Component):
                         m.next = "Sum squared totals"
 
             with m.State("Sum squared totals"):
-                # One non-zero class per cycle; the next one's total into the operand.
-                m.d.comb += [factor.eq(operand), other_factor.eq(operand)]
-                m.d.sync += [squared.eq(1), unsummed.eq(later), operand.eq(right[following])]
+                # One non-zero class total per cycle into the squarer's operand.
+                m.d.sync += [unsummed.eq(later), operand.eq(right[lowest])]
                 with m.If(later == 0):
                     m.next = "Scan entries"
 
             with m.State("Scan entries"):
-                # The last square goes into B in the scan's first cycle (no step is due).
+                # The last total is squared in the scan's first cycle, added with its step.
                 m.d.comb += self.entries.ready.eq(1)
                 with m.If(self.entries.valid):
                     rows_right = total_rows - left_rows
@@ -236,8 +305,7 @@ class GiniScanner(wiring.Component):
                                (rows_right >= self.min_samples_leaf))
                     with m.If(have_previous & (previous_code != entry.code) & leaf_ok):
                         m.d.sync += boundary.found.eq(1)
-                    # Move the entry from right to left: A += w (2 L_c + w) and
-                    # B -= w (2 R_c - w) a cycle later, where R_c >= w.
+                    # Move the entry from right to left (A and B follow a cycle later).
                     m.d.sync += [
                         stepped.eq(1),
                         left[entry.label].eq(left_count + weight),
@@ -251,9 +319,9 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                # Once no boundary waits for stage 1 or is in it, the best is final at the
-                # next edge.
-                with m.If(~boundary.found & ~scored.found):
+                # Once no boundary waits for stage 1 or is in stages 1 to 3, the best is
+                # final at the next edge.
+                with m.If(~boundary.found & ~scoring.found & ~scored.found):
                     m.next = "Offer the best split"
 
             with m.State("Offer the best split"):
@@ -263,31 +331,59 @@ class GiniScanner(wiring.Component):
         return m
 
     def _choose_best(self, m, scored, best):
-        """Stages 2 and 3: a scored boundary replaces ``best`` when it is strictly better.
+        """Stages 3 and 4: a scored boundary replaces ``best`` when it is strictly better.
 
-        Stage 2 registers the scored boundary into ``held`` with its cross products against
-        ``best`` as it stands and against the boundary ``held`` holds until then, which
-        stage 3 decides in that cycle; stage 3 compares registered products only. The one update
-        of ``best`` that stage 2's products cannot have seen is that decision, so when it
-        replaced the best, "beats the best" is "beats that boundary" (the pairwise
-        products). A speculative compare: two more wide multipliers, no extra cycle.
+        Stage 3 registers the scored boundary into ``held`` with the tile products of its
+        cross products against ``best`` as it stands and against the boundary ``held``
+        holds until then, which stage 4 decides in that cycle. The one update of ``best``
+        that stage 3's products cannot have seen is that decision, so when it replaced the
+        best, "beats the best" is "beats that boundary" (the pairwise products). Stage 4
+        compares ``over > under`` as the sign of ``under - over`` summed from the tile
+        products by carry-save adders and one carry chain (``_carry_save_sum``), so no
+        product is formed whole and the decision stays one cycle behind the products: a
+        speculative compare, two more wide multipliers, no extra cycle. Until a boundary is
+        found, ``best`` holds the fraction 0 / 1, which every boundary beats. Returns the
+        split to offer.
         """
-        width = 5 * self.count_bits + 1
-        held = Signal.like(scored)                  # stage 2's boundary (found: present)
-        held_best_found = Signal()
-        over_best, under_best = Signal(width), Signal(width)    # beats best: over > under
-        over_pair, under_pair = Signal(width), Signal(width)    # beats stage 3's boundary
-        m.d.sync += [
-            held.eq(scored), held_best_found.eq(best.found),
-            over_best.eq(scored.numerator * best.denominator),
-            under_best.eq(best.numerator * scored.denominator),
-            over_pair.eq(scored.numerator * held.denominator),
-            under_pair.eq(held.numerator * scored.denominator),
-        ]
-        replaced = Signal()                         # stage 3 replaced best in the last cycle
-        better = Signal()
-        m.d.comb += better.eq(Mux(replaced, over_pair > under_pair,
-                                  ~held_best_found | (over_best > under_best)))
-        m.d.sync += replaced.eq(held.found & better)
-        with m.If(held.found & better):
-            m.d.sync += best.eq(held)
+        held = Signal.like(scored)                  # stage 3's boundary (found: present)
+
+        def beats(over, under):
+            """``over > under``: the sign of ``under - over``."""
+            return _carry_save_sum(m, under, over)[-1]
+
+        # A <= nL^2 and B <= nR^2, so the numerator is at most nL nR (nL + nR) <= N^3 / 4
+        # and the denominator nL nR <= N^2 / 4, with N = nL + nR < 2**count_bits: the
+        # cross products need only their low 3 count_bits - 2 and 2 count_bits - 2 bits.
+        def numerator(split):
+            return split.numerator[:max(1, 3 * self.count_bits - 2)]
+
+        def denominator(split):
+            return split.denominator[:max(1, 2 * self.count_bits - 2)]
+
+        over_best = _tiles(m, "over_best", numerator(scored), denominator(best))
+        under_best = _tiles(m, "under_best", numerator(best), denominator(scored))
+        over_pair = _tiles(m, "over_pair", numerator(scored), denominator(held))
+        under_pair = _tiles(m, "under_pair", numerator(held), denominator(scored))
+        m.d.sync += held.eq(scored)
+
+        # Stage 4: only the fraction and found follow a decision at once (stage 3 needs
+        # them); the rest of the boundary is copied a cycle later from ``decided``, and
+        # offered from there in that cycle.
+        replaced = Signal()                         # stage 4 replaced best in the last cycle
+        take = Signal()
+        m.d.comb += take.eq(held.found & Mux(replaced, beats(over_pair, under_pair),
+                                             beats(over_best, under_best)))
+        decided = Signal.like(held)                 # the boundary stage 4 decided last cycle
+        m.d.sync += [replaced.eq(take), decided.eq(held)]
+        with m.If(take):
+            m.d.sync += [best.found.eq(1), best.numerator.eq(held.numerator),
+                         best.denominator.eq(held.denominator)]
+        offered = Signal.like(best)
+        m.d.comb += offered.eq(best)
+        with m.If(replaced):
+            rest = [(offered.threshold, best.threshold, decided.threshold),
+                    (offered.rows_left, best.rows_left, decided.rows_left),
+                    (offered.left_counts, best.left_counts, decided.left_counts)]
+            m.d.comb += [out.eq(new) for out, _, new in rest]
+            m.d.sync += [kept.eq(new) for _, kept, new in rest]
+        return offered

@@ -14,7 +14,11 @@ The lane works on commands from the PE controller, one at a time:
   ``nonconstant`` counts the slots that are not constant. 2 cycles per slot.
 * scan jobs (stream ``jobs``, taken whenever no command runs): stream the segment of one
   slot into the Gini calculator and offer its best split on ``results``, tagged with the
-  job's visit index. ``length + classes + 9`` cycles per job.
+  job's visit index. The job's header goes to the calculator in the lane's idle cycle and
+  its segment's read starts there, so a job takes the calculator's segment latency
+  (``GiniScanner``), one cycle more when at most one class is present (the first entry
+  is read two cycles after the header), and the lane is idle again the cycle after its
+  result is taken.
 * ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
   the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
 * ``PARTITION``: stream the segment of every used slot, back to back, through the partition
@@ -258,7 +262,7 @@ class FeatureLane(wiring.Component):
 
     def _idle(self, m, s):
         with m.State("Idle"):
-            m.d.comb += s.job_queue.r_en.eq(~self.go)
+            m.d.comb += s.job_queue.r_en.eq(~self.go & s.scanner.segments.ready)
             with m.If(self.go):
                 m.d.sync += [s.start.eq(self.segment_start), s.length.eq(self.segment_length),
                              s.slots_used.eq(self.slots_used), s.threshold.eq(self.threshold),
@@ -272,9 +276,13 @@ class FeatureLane(wiring.Component):
                         m.next = "Start going left"
                     with m.Case(LaneCommand.PARTITION):
                         m.next = "Start a partition"
-            with m.Elif(s.job_queue.r_rdy):
+            with m.Elif(s.job_queue.r_rdy & s.scanner.segments.ready):
+                # A queued job's header goes to the scanner at once (it waits in its
+                # first state whenever the lane is idle), and its segment read begins.
+                queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
+                self._send_header(m, s, queued.slot)
                 m.d.sync += s.job.eq(s.job_queue.r_data)
-                m.next = "Send the segment header"
+                m.next = "Scan the segment"
 
     def _check_constant_features(self, m, s):
         with m.State("Check constant features"):
@@ -299,19 +307,21 @@ class FeatureLane(wiring.Component):
             with m.If(~issuing & ~s.check_pending):
                 m.next = "Idle"
 
+    def _send_header(self, m, s, slot):
+        """Offer the scanner a segment's header; its reader starts on the slot's segment.
+        The node's totals and segment are held by the controller while it scans; the
+        scanner takes a header in every cycle the lane is idle."""
+        scanner = s.scanner
+        m.d.comb += [scanner.segments.valid.eq(1),
+                     scanner.segments.p.class_counts.eq(self.totals),
+                     scanner.segments.p.rows.eq(self.segment_length),
+                     s.begin_read.eq(1),
+                     s.begin_address.eq(slot * self.list_rows + self.segment_start),
+                     s.begin_length.eq(self.segment_length)]
+
     def _scan(self, m, s):
         """Scanning one slot's segment for the best split."""
         scanner = s.scanner
-        with m.State("Send the segment header"):
-            # The node's totals and segment are held by the controller while it scans.
-            m.d.comb += [scanner.segments.valid.eq(1),
-                         scanner.segments.p.class_counts.eq(self.totals),
-                         scanner.segments.p.rows.eq(self.segment_length)]
-            with m.If(scanner.segments.ready):
-                m.d.comb += [s.begin_read.eq(1),
-                             s.begin_address.eq(s.job.slot * self.list_rows + self.segment_start),
-                             s.begin_length.eq(self.segment_length)]
-                m.next = "Scan the segment"
         with m.State("Scan the segment"):
             m.d.comb += [
                 scanner.entries.valid.eq(s.staged),

@@ -130,8 +130,9 @@ async def _count_headers(dut, cycles):
 @cocotb.test()
 async def latency_is_as_documented(dut):
     """Without idles or stalls: header to result, both counted, in ``entries + max(0, classes
-    present - 1) + 5`` cycles, one fewer when the last entry closes no boundary, two fewer
-    when neither of the last two entries does."""
+    present - 1) + 6`` cycles, one fewer when the last entry closes no boundary, two fewer
+    when neither of the last two entries does, three fewer when none of the last three
+    does."""
     tb = GiniTestbench(dut)
     tb.segments.idle_probability = tb.entries.idle_probability = tb.splits.stall_probability = 0
     headers = []
@@ -144,10 +145,11 @@ async def latency_is_as_documented(dut):
         (np.arange(n), np.arange(n) % tb.classes, min(n, tb.classes), 0),
         (np.minimum(np.arange(n), n - 2), np.arange(n) % 2, 2, 1),
         (np.minimum(np.arange(n), n - 3), np.arange(n) % 2, 2, 2),
+        (np.minimum(np.arange(n), n - 4), np.arange(n) % 2, 2, 3),
     ]
     for index, (codes, labels, present, silent) in enumerate(cases):
         headers.clear()
         await tb.check(codes, labels, np.ones(n, int), 1, f"latency case {index}")
         latency = tb.splits.cycles[0] - headers[0] + 1
-        expected = n + max(0, present - 1) + 5 - silent
+        expected = n + max(0, present - 1) + 6 - silent
         assert latency == expected, f"latency case {index}: {latency} cycles, documented {expected}"
