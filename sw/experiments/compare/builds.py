@@ -7,12 +7,14 @@ Code that must see a test's monkeypatching looks these names up on this module
 (``builds.SIM_DESIGN``), not on copies imported elsewhere.
 """
 
+from pathlib import Path
+
 from hw.designs import build_parameters
 from sw.experiments.pe_fit import load_fits
 from sw.experiments.thesis_tables import THESIS_SKLEARN
 
 __all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN",
-           "TARGET_CLOCK_MHZ", "proxy_clock", "BUNDLED_DATASETS"]
+           "TARGET_CLOCK_MHZ", "proxy_clock", "pe_fit_staleness", "BUNDLED_DATASETS"]
 
 #: The one accelerator build every simulated sample runs on (built once by Verilator):
 #: the catalogue's ``comparison`` build (``hw/designs.py``), large enough for the folds of
@@ -26,6 +28,19 @@ _FITS = load_fits()
 #: method and what they leave out: ``docs/compare.md``). ESTIMATES, not Quartus.
 PE_FIT = {name: fit["pe_count"] for name, fit in _FITS.items()}
 PE_LANES = {name: fit["feature_lanes"] for name, fit in _FITS.items()}
+
+
+def pe_fit_staleness(path=None):
+    """None when ``docs/pe_fit.json`` was measured on today's gateware, else a sentence
+    saying it was not (its digest against :func:`hw.flows.sources.design_digest`)."""
+    import json
+    from hw.flows.sources import design_digest
+    from sw.experiments.pe_fit import FIT_FILE
+    measured = json.loads(Path(path or FIT_FILE).read_text()).get("design_digest")
+    if measured == design_digest():
+        return None
+    return (f"P measured on older gateware (docs/pe_fit.json digest {str(measured)[:10]}, the "
+            f"gateware's now {design_digest()[:10]}): rerun python -m sw.experiments.pe_fit")
 
 
 def sim_design(name):

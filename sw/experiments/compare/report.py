@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from sw.experiments import cpu_forests
+from sw.experiments.compare import builds
 from sw.experiments.cpu_forests import ONEDAL_BINS
 from sw.experiments.pe_fit import P_RULE
 from sw.experiments.report import markdown, pyplot, save_plot
@@ -138,6 +139,9 @@ def render(rows, arguments, seconds):
         clock = arguments.clock_mhz
         source = ("given with --pe-count" if arguments.pe_count else
                   f"estimated per dataset ({P_RULE}; sw/experiments/pe_fit.py, Yosys proxy, not Quartus)")
+        stale = None if arguments.pe_count else builds.pe_fit_staleness()
+        if stale:
+            source += f"; {stale}"
         versions = cpu_forests.versions()
         lines += [
             "## Forest mode: training time",

@@ -172,6 +172,18 @@ def test_modelled_time_is_load_presort_and_trees_over_pe_count():
     assert compare.modelled_seconds(sample, 100, 1, 50e6) == pytest.approx(60_000 / 50e6)
 
 
+def test_a_pe_count_measured_on_older_gateware_is_said(tmp_path):
+    import json
+    from hw.flows.sources import design_digest
+    record = json.loads((PROJECT_ROOT / "docs" / "pe_fit.json").read_text())
+    path = tmp_path / "pe_fit.json"
+    path.write_text(json.dumps({**record, "design_digest": design_digest()}))
+    assert compare.builds.pe_fit_staleness(path) is None
+    path.write_text(json.dumps({**record, "design_digest": "0123456789abcdef"}))
+    assert compare.builds.pe_fit_staleness(path).startswith(
+        "P measured on older gateware (docs/pe_fit.json digest 0123456789")
+
+
 def test_one_pass_bound_is_the_rows_of_each_levels_internal_nodes():
     """The issue's definition, counted level by level through the children: every in-bag
     row of a node that is split is read once on that level."""
@@ -423,6 +435,7 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     assert 0 < float(row["one_pass_bound_cycles"]) < float(row["cycles_per_tree"])
     assert float(row["cycles_over_one_pass_bound"]) == pytest.approx(
         float(row["cycles_per_tree"]) / float(row["one_pass_bound_cycles"]), rel=1e-5)
+    assert ("P measured on older gateware" in text) == (compare.builds.pe_fit_staleness() is not None)
     # What else ran while the CPU forests were timed is measured, not asserted.
     background = float(row["cpu_timing_background_cores"])
     assert 0 <= background <= os.cpu_count()
