@@ -5,6 +5,8 @@ exported, predictions of the stored forest, a forest loaded by the host, error f
 Settings: ``random_forests``, ``idle_probability``, ``stall_probability``.
 """
 
+import dataclasses
+
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
@@ -107,6 +109,9 @@ async def host_loaded_forest_predicts_as_model(dut):
     tb = SystemTestbench(dut)
     await tb.begin()
     codes, labels, params, seed, _ = tb.random_forest()
+    # Trees the build stores: no deeper than its depth (so no more nodes than it holds).
+    deepest = tb.host.capacity.max_depth
+    params = dataclasses.replace(params, max_depth=min(params.max_depth or deepest, deepest))
     trees = train_forest(codes, labels, params, seed, 3)
     await tb.host.load_forest(trees)
     predicted, votes, _, _ = await tb.host.predict(codes)
@@ -122,7 +127,8 @@ async def bad_configurations_raise_flags(dut):
     host = tb.host
     codes = np.arange(30).reshape(10, 3) % 7
     labels = np.arange(10) % 2
-    params = TrainingParameters(n_classes=2, max_depth=3, max_samples=10, features_per_split=2)
+    depth = min(3, host.capacity.max_depth)          # the build's depth, when below 3
+    params = TrainingParameters(n_classes=2, max_depth=depth, max_samples=10, features_per_split=2)
     await host.load_dataset(codes, labels)
     for label, register, value in [("no trees", "N_TREES", 0), ("rows not loaded", "N_ROWS", 11),
                                    ("too many trees", "N_TREES", tb.design["max_trees"] + 1)]:
@@ -144,7 +150,7 @@ async def bad_configurations_raise_flags(dut):
     # Training with a bad configuration raises in the driver, naming the flag.
     await host.write("N_ROWS", 10)
     try:
-        await host.train(TrainingParameters(n_classes=2, max_depth=3, max_samples=10, features_per_split=2), 1, 0)
+        await host.train(params, 1, 0)
     except SystemError_ as error:
         assert "bad_config" in str(error)
         tb.coverage.hit("refusal", "training zero trees")

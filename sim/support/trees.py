@@ -164,7 +164,8 @@ def random_forest_case(rng, capacity, max_trees):
     labels = np.array([rng.randrange(n_classes) for _ in range(n_rows)])
     thesis = rng.random() < 0.3
     params = TrainingParameters(
-        n_classes=n_classes, max_depth=4 if thesis else rng.choice([None, 2, capacity.max_depth]),
+        n_classes=n_classes, max_depth=(min(4, capacity.max_depth) if thesis else
+                                        rng.choice([None, min(2, capacity.max_depth), capacity.max_depth])),
         max_samples=min(16 if thesis else n_rows, capacity.max_samples),
         features_per_split=max(1, int(n_features ** 0.5)), thesis_mode=thesis)
     return codes, labels, params, rng.getrandbits(32), rng.randint(1, min(5, max_trees))
