@@ -40,7 +40,7 @@ def _ports(build):
     """Port widths of the trainer the shape builds (from the component itself)."""
     trainer = ForestTrainer(**{key: value for key, value in build.items()})
     return {name: len(getattr(trainer, name)) for name in
-            ("n_rows", "n_features", "n_trees", "n_samples", "features_per_split", "depth_limit",
+            ("seed", "n_rows", "n_features", "n_trees", "n_samples", "features_per_split", "depth_limit",
              "min_samples_split", "min_samples_leaf")}
 
 
@@ -53,11 +53,14 @@ def test_cases_stay_within_the_build_and_reach_its_limits(shape):
     for case in cases:
         codes, labels, params, seed, n_trees = materialise(case)
         n_rows, n_features = codes.shape
-        assert 1 <= n_rows <= build["max_rows"] and 1 <= n_features <= build["feature_capacity"]
+        # Within what the trainer's configuration ports hold (the component built, not the
+        # drawing's own bounds: a value wider than a port is refused by the hardware); the
+        # ranges of rows, features and trees are checked whole below.
+        assert n_rows < 1 << ports["n_rows"] and n_features < 1 << ports["n_features"]
+        assert n_trees < 1 << ports["n_trees"] and seed < 1 << ports["seed"]
         assert 2 <= params.n_classes <= build["classes"] and labels.max() < params.n_classes
         assert 0 <= codes.min() and codes.max() < 1 << build["code_bits"]
-        assert 1 <= n_trees <= build["max_trees"] and 0 <= seed < 1 << 32
-        assert 1 <= params.features_per_split <= n_features
+        assert params.features_per_split <= n_features
         assert params.max_samples <= build["max_samples"]
         assert params.max_depth is None or params.max_depth <= build["max_depth"]
         assert params.min_samples_split < 1 << ports["min_samples_split"]
@@ -65,8 +68,11 @@ def test_cases_stay_within_the_build_and_reach_its_limits(shape):
         assert 0 <= case["idle_probability"] < 1 and 0 <= case["stall_probability"] < 1
         rows.add(n_rows), features.add(n_features), classes.add(params.n_classes)
         trees.add(n_trees), depths.add(params.max_depth)
-    assert {1, build["max_rows"]} <= rows and {1, build["feature_capacity"]} <= features
-    assert {2, build["classes"]} <= classes and {1, build["max_trees"]} <= trees
+    # Every case in range, and both ends of each range reached.
+    assert (min(rows), max(rows)) == (1, build["max_rows"])
+    assert (min(features), max(features)) == (1, build["feature_capacity"])
+    assert (min(trees), max(trees)) == (1, build["max_trees"])
+    assert {2, build["classes"]} <= classes
     assert {None, 0, 1, build["max_depth"]} <= depths
     reached = corners(cases)
     missing = [name for name in ("one class present", "constant features", "codes of all code_bits",
