@@ -25,9 +25,6 @@ def _case_id(case):
 
 def _marks(case):
     marks = []
-    if case.known_failure:
-        # The known failures hang in the Verilog conversion: reported, not run.
-        marks.append(pytest.mark.xfail(strict=True, run=False, reason=case.known_failure))
     if not case.ci:
         marks.append(pytest.mark.skipif(
             os.environ.get(LONG_RUNS) != "1",
