@@ -111,7 +111,8 @@ async def host_loaded_forest_predicts_as_model(dut):
     codes, labels, params, seed, _ = tb.random_forest()
     # Trees the build stores: no deeper than its depth (so no more nodes than it holds).
     deepest = tb.host.capacity.max_depth
-    params = dataclasses.replace(params, max_depth=min(params.max_depth or deepest, deepest))
+    params = dataclasses.replace(params, max_depth=deepest if params.max_depth is None
+                                 else min(params.max_depth, deepest))
     trees = train_forest(codes, labels, params, seed, 3)
     await tb.host.load_forest(trees)
     predicted, votes, _, _ = await tb.host.predict(codes)

@@ -37,10 +37,11 @@ def pe_fit_staleness(path=None):
     from hw.flows.sources import design_digest
     from sw.experiments.pe_fit import FIT_FILE
     measured = json.loads(Path(path or FIT_FILE).read_text()).get("design_digest")
-    if measured == design_digest():
+    current = design_digest()
+    if measured == current:
         return None
     return (f"P measured on older gateware (docs/pe_fit.json digest {str(measured)[:10]}, the "
-            f"gateware's now {design_digest()[:10]}): rerun python -m sw.experiments.pe_fit")
+            f"gateware's now {current[:10]}): rerun python -m sw.experiments.pe_fit")
 
 
 def sim_design(name):
