@@ -200,8 +200,10 @@ async def forests_after_a_tree_error(dut):
                                     features_per_split=max(1, int(n_features ** 0.5)))
         seed, n_trees = tb.rng.getrandbits(32), min(tb.max_trees, 2 * pe_count + 2)
         overflowing = tb.overflowing_trees(codes, labels, params, seed, n_trees)
-        # Wanted: a tree too deep, with trees after it still to start or run.
-        if not overflowing or overflowing[0] >= n_trees - pe_count:
+        # Wanted: a tree too deep, with trees after it still to start (some of them queued
+        # behind every PE), or, when the build holds no more trees than PEs, still running.
+        last = n_trees - pe_count if n_trees > pe_count else n_trees - 1
+        if not overflowing or overflowing[0] >= last:
             continue
         assert await tb.check_forest(codes, labels, params, seed, n_trees, f"stopped forest {rounds}") is None
         for after in range(2):
