@@ -39,6 +39,7 @@ def test_shapes_are_spread_over_the_cases():
 def _ports(build):
     """Port widths of the trainer the shape builds (from the component itself)."""
     trainer = ForestTrainer(**{key: value for key, value in build.items()})
+    trainer._MustUse__silence = True         # built to read its ports, not elaborated
     return {name: len(getattr(trainer, name)) for name in
             ("seed", "n_rows", "n_features", "n_trees", "n_samples", "features_per_split", "depth_limit",
              "min_samples_split", "min_samples_leaf")}
