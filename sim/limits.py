@@ -17,8 +17,10 @@ cases").
 import argparse
 import contextlib
 import dataclasses
+import gc
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from hw.designs import DESIGNS, component
@@ -197,8 +199,6 @@ def _unreachable_parts_silenced():
     """Keep quiet about elaboratables a refused construction leaves unreachable: a keyword
     the trainer passes on to its PE is refused by the PE's ``__init__`` after Amaranth has
     registered the PE as created, and nothing can reach that PE to mark it unused."""
-    import gc
-    import warnings
     from amaranth.hdl import UnusedElaboratable
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)

@@ -42,7 +42,7 @@ from hw.flows.resources import ARRIA10_10AX115, estimate
 from sim.backend import BUILD_ROOT, PROJECT_ROOT
 
 __all__ = ["FIT_FILE", "inbag_capacity", "lane_options", "throughput", "pe_parameters",
-           "system_parameters", "shell", "pes_that_fit", "design_digest", "load_fits", "P_RULE",
+           "system_parameters", "shell", "pes_that_fit", "design_digest", "load_fits", "staleness", "P_RULE",
            "FOREST_TREES", "BUDGET", "main"]
 
 #: Where the measured fits live (a measurement, so in docs/), written by :func:`main`.
@@ -145,6 +145,17 @@ def load_fits(path=None):
     """The measured fits (:data:`FIT_FILE`): ``{dataset: {"pe_count", "feature_lanes",
     "limited_by", "parameters", "estimate", "beside"}}``."""
     return json.loads(Path(path or FIT_FILE).read_text())["datasets"]
+
+
+def staleness(path=None):
+    """None when the fits (:data:`FIT_FILE`) were measured on today's gateware, else a
+    sentence saying they were not (their digest against :func:`design_digest`)."""
+    measured = json.loads(Path(path or FIT_FILE).read_text()).get("design_digest")
+    current = design_digest()
+    if measured == current:
+        return None
+    return (f"P measured on older gateware (docs/pe_fit.json digest {str(measured)[:10]}, the "
+            f"gateware's now {current[:10]}): rerun python -m sw.experiments.pe_fit")
 
 
 def _estimate_cached(name, parameters, folder, design_name="processing_element"):

@@ -7,10 +7,9 @@ Code that must see a test's monkeypatching looks these names up on this module
 (``builds.SIM_DESIGN``), not on copies imported elsewhere.
 """
 
-from pathlib import Path
-
 from hw.designs import build_parameters
 from sw.experiments.pe_fit import load_fits
+from sw.experiments.pe_fit import staleness as pe_fit_staleness
 from sw.experiments.thesis_tables import THESIS_SKLEARN
 
 __all__ = ["SIM_DESIGN", "PE_FIT", "PE_LANES", "sim_design", "THESIS_SKLEARN",
@@ -28,20 +27,6 @@ _FITS = load_fits()
 #: method and what they leave out: ``docs/compare.md``). ESTIMATES, not Quartus.
 PE_FIT = {name: fit["pe_count"] for name, fit in _FITS.items()}
 PE_LANES = {name: fit["feature_lanes"] for name, fit in _FITS.items()}
-
-
-def pe_fit_staleness(path=None):
-    """None when ``docs/pe_fit.json`` was measured on today's gateware, else a sentence
-    saying it was not (its digest against :func:`hw.flows.sources.design_digest`)."""
-    import json
-    from hw.flows.sources import design_digest
-    from sw.experiments.pe_fit import FIT_FILE
-    measured = json.loads(Path(path or FIT_FILE).read_text()).get("design_digest")
-    current = design_digest()
-    if measured == current:
-        return None
-    return (f"P measured on older gateware (docs/pe_fit.json digest {str(measured)[:10]}, the "
-            f"gateware's now {current[:10]}): rerun python -m sw.experiments.pe_fit")
 
 
 def sim_design(name):
