@@ -87,6 +87,17 @@ def _rows(terms, width):
     return packed
 
 
+def _carry_save_rows(m, operands, width):
+    """``width``-bit operands reduced by a tree of carry-save adders to at most two rows
+    with the same sum modulo ``2**width``."""
+    while len(operands) > 2:
+        a, b, c = operands[:3]
+        total, carry = Signal(width), Signal(width)
+        m.d.comb += [total.eq(a ^ b ^ c), carry.eq(((a & b) | (a & c) | (b & c)) << 1)]
+        operands = operands[3:] + [total, carry]
+    return operands
+
+
 def _carry_save_sum(m, plus, minus=()):
     """``sum(plus) - sum(minus)`` (lists of (shift, value) pairs) modulo ``2**width``, with
     ``width`` two bits above the widest term, from a tree of carry-save adders and one carry
@@ -96,14 +107,25 @@ def _carry_save_sum(m, plus, minus=()):
     operands = _rows(plus, width) + negated
     if negated:
         operands.append(Const(len(negated), width))
-    while len(operands) > 2:
-        a, b, c = operands[:3]
-        total, carry = Signal(width), Signal(width)
-        m.d.comb += [total.eq(a ^ b ^ c), carry.eq(((a & b) | (a & c) | (b & c)) << 1)]
-        operands = operands[3:] + [total, carry]
     result = Signal(width)
-    m.d.comb += result.eq(sum(operands))
+    m.d.comb += result.eq(sum(_carry_save_rows(m, operands, width)))
     return result
+
+
+def _logic_product_rows(m, name, a, b):
+    """``a x b`` in logic, no multiplier block: the partial products (``a`` where a bit of
+    ``b`` is set, shifted) reduced by carry-save adders to two registered rows, returned as
+    (shift, row) pairs whose sum is the product modulo ``2**width`` (``width`` at least
+    ``len(a) + len(b)``, so the product is exact in any sum taken modulo ``2**k``,
+    ``k <= width``). The scan's small multiplies are built this way (``GiniScanner``)."""
+    width = len(a) + len(b) + 1
+    partial = _rows([(j, Mux(b[j], a, 0)) for j in range(len(b))], width)
+    rows = []
+    for i, row in enumerate(_carry_save_rows(m, partial, width)):
+        registered = Signal(width, name=f"{name}_row{i}")
+        m.d.sync += registered.eq(row)
+        rows.append((0, registered))
+    return rows
 
 
 def _lowest(m, mask):
@@ -138,8 +160,10 @@ class GiniScanner(wiring.Component):
     behind it in its cycle: the wide products (the score's and the cross products) are
     registered as products of ``_TILE``-bit pieces, one multiplier tile each, and added in
     the next stage by carry-save adders and one carry chain (``_carry_save_sum``); the
-    scan's products and the denominator are one tile each while ``count_bits`` is at most
-    ``_TILE``.
+    denominator is one tile while ``count_bits`` is at most ``_TILE``. The scan's four
+    small products (``w L_c``, ``w R_c``, ``w^2``, ``T_c^2``) take no multiplier block:
+    they are carry-save trees in logic (``_logic_product_rows``), because a PE runs out
+    of DSP blocks long before it runs out of ALMs (``docs/gateware.md``).
 
     Parameters
     ----------
@@ -198,11 +222,7 @@ class GiniScanner(wiring.Component):
         # increments are registered in its cycle and added a cycle later.
         squares_left = Signal(square_bits)          # A
         squares_right = Signal(square_bits)         # B
-        product_left = Signal(square_bits)          # w L_c
-        product_right = Signal(square_bits)         # w R_c
-        square = Signal(square_bits)                # w^2
         stepped = Signal()                          # the products are an entry's
-        total_square = Signal(square_bits)          # T_c^2 of a class total, or 0
         previous_code = Signal(self.code_bits)
         have_previous = Signal()
         # B starts as sum_c T_c^2: the non-zero class totals one per cycle into the
@@ -221,23 +241,26 @@ class GiniScanner(wiring.Component):
 
         # The scan's increments from the counts as they stand (updated in the entry's
         # cycle, so no forwarding): A += 2 w L_c + w^2 and B -= 2 w R_c - w^2 a cycle
-        # later. Each multiplier takes its factors straight from the entry and the class
-        # select, no adder in front of it; the squared totals have a squarer of their own.
+        # later. The products are formed in logic (``_logic_product_rows``: two registered
+        # carry-save rows each, no multiplier block) from the entry and the class select,
+        # and added into A and B the cycle after with them (one carry chain each); the
+        # squared totals have a squarer of their own.
         entry = self.entries.p
         weight, left_count, right_count = entry.weight, left[entry.label], right[entry.label]
-        m.d.sync += [
-            product_left.eq(weight * left_count),
-            product_right.eq(weight * right_count),
-            square.eq(weight * weight),
-            total_square.eq(operand * operand), operand.eq(0),
-            stepped.eq(0),
-        ]
-        step_left, step_right = Signal(square_bits), Signal(square_bits)
-        with m.If(stepped):
-            m.d.comb += [step_left.eq((product_left << 1) + square),
-                         step_right.eq((product_right << 1) - square)]
-        m.d.sync += [squares_left.eq(squares_left + step_left),
-                     squares_right.eq(squares_right + total_square - step_right)]
+        product_left = _logic_product_rows(m, "product_left", left_count, weight)      # w L_c
+        product_right = _logic_product_rows(m, "product_right", right_count, weight)   # w R_c
+        square = _logic_product_rows(m, "square", weight, weight)                      # w^2
+        total_square = _logic_product_rows(m, "total_square", operand, operand)        # T_c^2 or 0
+        m.d.sync += [operand.eq(0), stepped.eq(0)]
+
+        def step(rows, shift=0):
+            return [(at + shift, Mux(stepped, row, 0)) for at, row in rows]
+
+        new_left = _carry_save_sum(m, [(0, squares_left), *step(product_left, 1), *step(square)])
+        new_right = _carry_save_sum(m, [(0, squares_right), *total_square, *step(square)],
+                                    step(product_right, 1))
+        m.d.sync += [squares_left.eq(new_left[:square_bits]),
+                     squares_right.eq(new_right[:square_bits])]
 
         # The boundary an entry closes, with the scan's registers as they stand in its
         # cycle (the counts before that entry); stage 1 takes it a cycle later, when A

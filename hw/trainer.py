@@ -31,6 +31,7 @@ Data path:
    tree by tree onto ``nodes`` (each node tagged with its tree index).
 """
 
+import inspect
 from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Module, Mux, ResetInserter, Signal
@@ -44,6 +45,11 @@ from hw.pe import ProcessingElement
 from hw.sorter import RadixSorter
 
 __all__ = ["ForestTrainer", "LIMITS", "dataset_layout", "forest_node_layout"]
+
+#: The keywords a ForestTrainer passes on to its processing elements, checked before the
+#: first PE is made (a refused keyword leaves no half-made PE behind).
+_PE_PARAMETERS = tuple(name for name in inspect.signature(ProcessingElement.__init__).parameters
+                       if name != "self")
 
 
 def dataset_layout(code_bits, label_bits, lanes):
@@ -109,6 +115,10 @@ class ForestTrainer(wiring.Component):
             check_integer("pe_count", pe_count, *LIMITS["pe_count"])
             check_integer("max_trees", max_trees, *LIMITS["max_trees"])
             check_integer("radix_bits", radix_bits, *LIMITS["radix_bits"])
+            unknown = sorted(set(pe_parameters) - set(_PE_PARAMETERS))
+            if unknown:
+                raise TypeError(f"ForestTrainer has no parameter {unknown[0]!r} (its own: pe_count, "
+                                f"max_trees, radix_bits; its PEs': {', '.join(_PE_PARAMETERS)})")
             pe_parameters.setdefault("tree_index_bits", bits(max_trees - 1))
             if (1 << pe_parameters["tree_index_bits"]) < max_trees:
                 raise ValueError(f"tree_index_bits ({pe_parameters['tree_index_bits']}) cannot "

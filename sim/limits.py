@@ -17,10 +17,8 @@ cases").
 import argparse
 import contextlib
 import dataclasses
-import gc
 import sys
 import time
-import warnings
 from pathlib import Path
 
 from hw.designs import DESIGNS, component
@@ -184,28 +182,13 @@ def parameter_names(design):
     names = []
     for name, (minimum, _) in ranges.items():
         try:
-            with _unreachable_parts_silenced():
-                _construct(design, {**defaults, name: defaults.get(name, minimum)})
+            _construct(design, {**defaults, name: defaults.get(name, minimum)})
         except TypeError:
             continue                              # not a keyword of the constructor
         except ValueError:
             pass                                  # a keyword, refused with the defaults
         names.append(name)
     return names
-
-
-@contextlib.contextmanager
-def _unreachable_parts_silenced():
-    """Keep quiet about elaboratables a refused construction leaves unreachable: a keyword
-    the trainer passes on to its PE is refused by the PE's ``__init__`` after Amaranth has
-    registered the PE as created, and nothing can reach that PE to mark it unused."""
-    from amaranth.hdl import UnusedElaboratable
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnusedElaboratable)
-        try:
-            yield
-        finally:
-            gc.collect()
 
 
 def _construct(design, parameters):

@@ -1,6 +1,10 @@
 """The forest trainer (dataset banks, presort, P PEs), simulated under Verilator against train_forest."""
 
+import gc
+import warnings
+
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
 from hw.trainer import LIMITS, ForestTrainer
 from sim.runner import simulate
@@ -62,3 +66,14 @@ def test_dataset_forests_equal_the_model(pe_count):
 def test_bad_parameters_are_refused(arguments, text):
     with pytest.raises(ValueError, match=text):
         ForestTrainer(**arguments)
+
+
+def test_an_unknown_keyword_is_refused_before_any_pe_is_made(monkeypatch):
+    # Amaranth warns about unused elaboratables only once something was elaborated.
+    monkeypatch.setattr(UnusedElaboratable, "_MustUse__silence", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(TypeError, match="ForestTrainer has no parameter 'lanes' .*feature_lanes"):
+            ForestTrainer(lanes=4)
+        gc.collect()                             # a half-made PE would warn as it is freed
+    assert [str(w.message) for w in caught] == []
