@@ -12,17 +12,14 @@ the segment's rows split the same way as at the left code, and unseen values in 
 are shared between the sides (scikit-learn's midpoint, in code space).
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.arith import carry_save_sum, logic_product_rows, tiles
 from hw.checks import check_integer, refuse_construction
 
 __all__ = ["GiniScanner", "segment_layout", "entry_layout", "split_layout"]
-
-#: Width of a multiplier tile (the ECP5's MULT18X18D): the wide products are registered as
-#: products of pieces this wide (``_tiles``).
-_TILE = 18
 
 
 def segment_layout(classes, count_bits, row_bits):
@@ -51,81 +48,6 @@ def split_layout(classes, code_bits, count_bits, row_bits):
         "denominator": 2 * count_bits,
         "left_counts": data.ArrayLayout(count_bits, classes),
     })
-
-
-def _tiles(m, name, a, b):
-    """``a x b`` as registered products of tile-wide pieces, one multiplier tile each: a
-    list of (shift, product) pairs, ``a x b`` their sum shifted."""
-    products = []
-    for i in range(0, len(a), _TILE):
-        for j in range(0, len(b), _TILE):
-            x, y = a[i:i + _TILE], b[j:j + _TILE]
-            product = Signal(len(x) + len(y), name=f"{name}_{i}_{j}")
-            m.d.sync += product.eq(x * y)
-            products.append((i + j, product))
-    return products
-
-
-def _rows(terms, width):
-    """(shift, value) terms packed into as few ``width``-bit rows as their bit ranges allow
-    (terms that do not overlap share a row: fewer operands to add)."""
-    rows = []                                   # [end of the last term, [(shift, value)...]]
-    for shift, value in sorted(terms, key=lambda term: term[0]):
-        row = next((row for row in rows if row[0] <= shift), None)
-        if row is None:
-            row = [0, []]
-            rows.append(row)
-        row[1].append((shift, value))
-        row[0] = shift + len(value)
-    packed = []
-    for _, row in rows:
-        parts, at = [], 0
-        for shift, value in row:
-            parts += [Const(0, shift - at), value]
-            at = shift + len(value)
-        packed.append(Cat(*parts, Const(0, width - at)))
-    return packed
-
-
-def _carry_save_rows(m, operands, width):
-    """``width``-bit operands reduced by a tree of carry-save adders to at most two rows
-    with the same sum modulo ``2**width``."""
-    while len(operands) > 2:
-        a, b, c = operands[:3]
-        total, carry = Signal(width), Signal(width)
-        m.d.comb += [total.eq(a ^ b ^ c), carry.eq(((a & b) | (a & c) | (b & c)) << 1)]
-        operands = operands[3:] + [total, carry]
-    return operands
-
-
-def _carry_save_sum(m, plus, minus=()):
-    """``sum(plus) - sum(minus)`` (lists of (shift, value) pairs) modulo ``2**width``, with
-    ``width`` two bits above the widest term, from a tree of carry-save adders and one carry
-    chain (``-x`` is ``~x + 1``): its top bit is the sign."""
-    width = max(shift + len(value) for shift, value in [*plus, *minus]) + 2
-    negated = [~row for row in _rows(minus, width)]
-    operands = _rows(plus, width) + negated
-    if negated:
-        operands.append(Const(len(negated), width))
-    result = Signal(width)
-    m.d.comb += result.eq(sum(_carry_save_rows(m, operands, width)))
-    return result
-
-
-def _logic_product_rows(m, name, a, b):
-    """``a x b`` in logic, no multiplier block: the partial products (``a`` where a bit of
-    ``b`` is set, shifted) reduced by carry-save adders to two registered rows, returned as
-    (shift, row) pairs whose sum is the product modulo ``2**width`` (``width`` at least
-    ``len(a) + len(b)``, so the product is exact in any sum taken modulo ``2**k``,
-    ``k <= width``). The scan's small multiplies are built this way (``GiniScanner``)."""
-    width = len(a) + len(b) + 1
-    partial = _rows([(j, Mux(b[j], a, 0)) for j in range(len(b))], width)
-    rows = []
-    for i, row in enumerate(_carry_save_rows(m, partial, width)):
-        registered = Signal(width, name=f"{name}_row{i}")
-        m.d.sync += registered.eq(row)
-        rows.append((0, registered))
-    return rows
 
 
 def _lowest(m, mask):
@@ -158,11 +80,11 @@ class GiniScanner(wiring.Component):
     registers the partial products of its cross products with the best and with the
     boundary in stage 4, stage 4 decides (see ``_choose_best``). No multiplier has an adder
     behind it in its cycle: the wide products (the score's and the cross products) are
-    registered as products of ``_TILE``-bit pieces, one multiplier tile each, and added in
-    the next stage by carry-save adders and one carry chain (``_carry_save_sum``); the
-    denominator is one tile while ``count_bits`` is at most ``_TILE``. The scan's four
+    registered as products of ``TILE``-bit pieces, one multiplier tile each, and added in
+    the next stage by carry-save adders and one carry chain (``carry_save_sum``); the
+    denominator is one tile while ``count_bits`` is at most ``TILE``. The scan's four
     small products (``w L_c``, ``w R_c``, ``w^2``, ``T_c^2``) take no multiplier block:
-    they are carry-save trees in logic (``_logic_product_rows``), because a PE runs out
+    they are carry-save trees in logic (``logic_product_rows``), because a PE runs out
     of DSP blocks long before it runs out of ALMs (``docs/gateware.md``).
 
     Parameters
@@ -241,23 +163,23 @@ class GiniScanner(wiring.Component):
 
         # The scan's increments from the counts as they stand (updated in the entry's
         # cycle, so no forwarding): A += 2 w L_c + w^2 and B -= 2 w R_c - w^2 a cycle
-        # later. The products are formed in logic (``_logic_product_rows``: two registered
+        # later. The products are formed in logic (``logic_product_rows``: two registered
         # carry-save rows each, no multiplier block) from the entry and the class select,
         # and added into A and B the cycle after with them (one carry chain each); the
         # squared totals have a squarer of their own.
         entry = self.entries.p
         weight, left_count, right_count = entry.weight, left[entry.label], right[entry.label]
-        product_left = _logic_product_rows(m, "product_left", left_count, weight)      # w L_c
-        product_right = _logic_product_rows(m, "product_right", right_count, weight)   # w R_c
-        square = _logic_product_rows(m, "square", weight, weight)                      # w^2
-        total_square = _logic_product_rows(m, "total_square", operand, operand)        # T_c^2 or 0
+        product_left = logic_product_rows(m, "product_left", left_count, weight)      # w L_c
+        product_right = logic_product_rows(m, "product_right", right_count, weight)   # w R_c
+        square = logic_product_rows(m, "square", weight, weight)                      # w^2
+        total_square = logic_product_rows(m, "total_square", operand, operand)        # T_c^2 or 0
         m.d.sync += [operand.eq(0), stepped.eq(0)]
 
         def step(rows, shift=0):
             return [(at + shift, Mux(stepped, row, 0)) for at, row in rows]
 
-        new_left = _carry_save_sum(m, [(0, squares_left), *step(product_left, 1), *step(square)])
-        new_right = _carry_save_sum(m, [(0, squares_right), *total_square, *step(square)],
+        new_left = carry_save_sum(m, [(0, squares_left), *step(product_left, 1), *step(square)])
+        new_right = carry_save_sum(m, [(0, squares_right), *total_square, *step(square)],
                                     step(product_right, 1))
         m.d.sync += [squares_left.eq(new_left[:square_bits]),
                      squares_right.eq(new_right[:square_bits])]
@@ -275,13 +197,13 @@ class GiniScanner(wiring.Component):
             boundary.rows_left.eq(left_rows), boundary.left_counts.eq(left),
             boundary.left_weight.eq(left_weight), boundary.right_weight.eq(right_weight),
         ]
-        # Stage 1 registers the tile products of A nR and B nL (``_tiles``) and the
+        # Stage 1 registers the tile products of A nR and B nL (``tiles``) and the
         # denominator nL nR; stage 2 adds the tile products.
         candidate = split_layout(classes, self.code_bits, count_bits, self.row_bits)
         scoring = Signal(candidate)                 # stage 1's boundary (no numerator)
         partial_scores = [
-            *_tiles(m, "score_left", squares_left, boundary.right_weight),
-            *_tiles(m, "score_right", squares_right, boundary.left_weight)]
+            *tiles(m, "score_left", squares_left, boundary.right_weight),
+            *tiles(m, "score_right", squares_right, boundary.left_weight)]
         m.d.sync += [
             scoring.found.eq(boundary.found),
             scoring.denominator.eq(boundary.left_weight * boundary.right_weight),
@@ -289,7 +211,7 @@ class GiniScanner(wiring.Component):
             scoring.rows_left.eq(boundary.rows_left), scoring.left_counts.eq(boundary.left_counts),
         ]
         scored = Signal(candidate)                  # found: a boundary is present
-        m.d.sync += [scored.eq(scoring), scored.numerator.eq(_carry_save_sum(m, partial_scores))]
+        m.d.sync += [scored.eq(scoring), scored.numerator.eq(carry_save_sum(m, partial_scores))]
         best = Signal(candidate)
         m.d.comb += self.splits.payload.eq(self._choose_best(m, scored, best))
 
@@ -362,7 +284,7 @@ class GiniScanner(wiring.Component):
         that stage 3's products cannot have seen is that decision, so when it replaced the
         best, "beats the best" is "beats that boundary" (the pairwise products). Stage 4
         compares ``over > under`` as the sign of ``under - over`` summed from the tile
-        products by carry-save adders and one carry chain (``_carry_save_sum``), so no
+        products by carry-save adders and one carry chain (``carry_save_sum``), so no
         product is formed whole and the decision stays one cycle behind the products: a
         speculative compare, two more wide multipliers, no extra cycle. Until a boundary is
         found, ``best`` holds the fraction 0 / 1, which every boundary beats. Returns the
@@ -372,7 +294,7 @@ class GiniScanner(wiring.Component):
 
         def beats(over, under):
             """``over > under``: the sign of ``under - over``."""
-            return _carry_save_sum(m, under, over)[-1]
+            return carry_save_sum(m, under, over)[-1]
 
         # A <= nL^2 and B <= nR^2, so the numerator is at most nL nR (nL + nR) <= N^3 / 4
         # and the denominator nL nR <= N^2 / 4, with N = nL + nR < 2**count_bits: the
@@ -383,10 +305,10 @@ class GiniScanner(wiring.Component):
         def denominator(split):
             return split.denominator[:max(1, 2 * self.count_bits - 2)]
 
-        over_best = _tiles(m, "over_best", numerator(scored), denominator(best))
-        under_best = _tiles(m, "under_best", numerator(best), denominator(scored))
-        over_pair = _tiles(m, "over_pair", numerator(scored), denominator(held))
-        under_pair = _tiles(m, "under_pair", numerator(held), denominator(scored))
+        over_best = tiles(m, "over_best", numerator(scored), denominator(best))
+        under_best = tiles(m, "under_best", numerator(best), denominator(scored))
+        over_pair = tiles(m, "over_pair", numerator(scored), denominator(held))
+        under_pair = tiles(m, "under_pair", numerator(held), denominator(scored))
         m.d.sync += held.eq(scored)
 
         # Stage 4: only the fraction and found follow a decision at once (stage 3 needs

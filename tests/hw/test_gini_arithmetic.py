@@ -1,6 +1,6 @@
-"""The Gini scanner's arithmetic helpers (hw/gini.py), simulated by Amaranth's simulator
-against Python's integers: the scan's products in logic, and the carry-save sum the
-scanner adds them with."""
+"""The exact-arithmetic helpers of the Gini scanner and the lane combiner (hw/arith.py),
+simulated by Amaranth's simulator against Python's integers: the scan's products in
+logic, and the carry-save sum they are added with."""
 
 import itertools
 import random
@@ -9,7 +9,7 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from hw.gini import _carry_save_sum, _logic_product_rows
+from hw.arith import carry_save_sum, logic_product_rows
 
 
 def products_in_logic(a_bits, b_bits, pairs, *, shared=False):
@@ -18,7 +18,7 @@ def products_in_logic(a_bits, b_bits, pairs, *, shared=False):
     m = Module()
     a = Signal(a_bits)
     b = a if shared else Signal(b_bits)
-    rows = _logic_product_rows(m, "product", a, b)
+    rows = logic_product_rows(m, "product", a, b)
     got = []
 
     async def bench(ctx):
@@ -58,7 +58,7 @@ def test_logic_products_at_count_widths():
 def test_carry_save_sum_signs_a_difference():
     m = Module()
     x, y, z = Signal(6), Signal(7), Signal(5)
-    result = _carry_save_sum(m, [(0, x), (2, y)], [(1, z), (0, x)])
+    result = carry_save_sum(m, [(0, x), (2, y)], [(1, z), (0, x)])
     rng = random.Random(6)
     cases = [(63, 0, 31), (0, 0, 31), (0, 127, 0)] + [(rng.randrange(64), rng.randrange(128), rng.randrange(32))
                                                      for _ in range(200)]
