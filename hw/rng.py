@@ -171,9 +171,7 @@ class TreeRandom(wiring.Component):
         draw_value = Signal(self.bound_bits)
         m.d.comb += [self.draws.valid.eq(draw_valid), self.draws.p.value.eq(draw_value)]
         bound = self.requests.p.bound
-        known, mask = self._cached_masks(m, bound)
-        candidate = Signal(self.bound_bits)
-        m.d.comb += candidate.eq(mixed & mask)
+        known, candidate, fits = self._cached_masks(m, bound, mixed)
         output_free = ~draw_valid | self.draws.ready
         with m.If(self.draws.ready):
             m.d.sync += draw_valid.eq(0)
@@ -217,8 +215,8 @@ class TreeRandom(wiring.Component):
                 with m.If(advance):
                     m.d.sync += counter.eq(counter + gamma)
                 with m.If(raw_valid & self.requests.valid & output_free):
-                    # A bound whose mask is not cached waits a cycle; the raw word waits too.
-                    with m.If(known & (candidate < bound)):
+                    # A bound whose mask is not cached waits two cycles; the raw word waits too.
+                    with m.If(known & fits):
                         m.d.comb += [raw_used.eq(1), self.requests.ready.eq(1)]
                         m.d.sync += [draw_valid.eq(1), draw_value.eq(candidate)]
                     with m.Elif(bound == 0):
@@ -239,26 +237,42 @@ class TreeRandom(wiring.Component):
                 m.d.sync += [derive_step.eq(1), key.eq(seed_hash)]
         return m
 
-    def _cached_masks(self, m, bound):
+    def _cached_masks(self, m, bound, raw):
         """The rejection mask of ``bound`` (``bound - 1`` with every bit below its highest
-        set) from registers: the masks of the last request's bound and of one less are
-        kept, so a run of equal bounds (a bootstrap's ``n_rows``) or of bounds falling by
-        one (a node's feature draws, ``n_features - position``) is decided without the
-        subtract and the smear; ``known`` is low for any other bound, whose masks are
-        registered in that cycle. Returns (``known``, mask)."""
+        set) from registers: the masks of the last request's bound (``cached``) and of one
+        less (``cached_less``) are kept, so a run of equal bounds (a bootstrap's ``n_rows``)
+        or of bounds falling by one (a node's feature draws, ``n_features - position``) is
+        decided without a subtract and a smear of the request. A bound one less shifts the
+        cache down, the new lower mask worked out from ``cached_less`` (a register); any
+        other bound is registered in its cycle (``pending``) and its masks are worked out
+        from that register in the next, so it waits two cycles, and no request path runs
+        into the subtract and the smear. Returns (``known``, the candidate ``raw & mask``
+        and whether it is below ``bound``), neither compare on the request's path."""
         width = self.bound_bits
         cached, cached_less = Signal(width), Signal(width, init=(1 << width) - 1)
         mask_same = Signal(width, init=_smeared((1 << width) - 1, width))
         mask_less = Signal(width, init=_smeared((1 << width) - 2, width))
-        with m.If(self.requests.valid):
-            m.d.sync += [cached.eq(bound), cached_less.eq(bound - 1),
-                         mask_same.eq(_smeared(bound - 1, width)),
-                         mask_less.eq(_smeared(bound - 2, width))]
-        same, less = Signal(), Signal()
+        pending, pending_valid = Signal(width, name="pending"), Signal(name="pending_valid")
+        same, less = Signal(name="same"), Signal(name="less")
         m.d.comb += [same.eq(bound == cached), less.eq(bound == cached_less)]
-        mask = Signal(width)
-        m.d.comb += mask.eq(Mux(same, mask_same, mask_less))
-        return same | less, mask
+        m.d.sync += pending_valid.eq(0)
+        with m.If(self.requests.valid & less & ~same):
+            m.d.sync += [cached.eq(cached_less), cached_less.eq(cached_less - 1),
+                         mask_same.eq(mask_less), mask_less.eq(_smeared(cached_less - 2, width))]
+        with m.Elif(self.requests.valid & ~less & ~same):
+            m.d.sync += [pending.eq(bound), pending_valid.eq(1)]
+        with m.If(pending_valid):
+            m.d.sync += [cached.eq(pending), cached_less.eq(pending - 1),
+                         mask_same.eq(_smeared(pending - 1, width)),
+                         mask_less.eq(_smeared(pending - 2, width))]
+        # The candidate and whether it is below the bound, for either cached bound, from
+        # registers only (the raw word, the masks, the bounds); the request selects.
+        candidate_same, candidate_less = Signal(width), Signal(width)
+        m.d.comb += [candidate_same.eq(raw & mask_same), candidate_less.eq(raw & mask_less)]
+        candidate, fits = Signal(width), Signal()
+        m.d.comb += [candidate.eq(Mux(same, candidate_same, candidate_less)),
+                     fits.eq(Mux(same, candidate_same < cached, candidate_less < cached_less))]
+        return same | less, candidate, fits
 
 
 def _smeared(value, width):
