@@ -36,7 +36,7 @@ which puts the 2,048-row PEs' 42-bit entries into the 40-bit M20K configuration.
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Array, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -199,36 +199,63 @@ class FeatureLane(wiring.Component):
         s.slot = Signal(self.slot_bits + 1)
         s.job = Signal(job_layout(self.slot_bits, self.visit_bits))
         s.threshold = Signal(self.code_bits)
+        s.segment_base = Signal(self.address_bits)     # the partitioned slot's first address
+
+    def _slot_offset(self, slot_value):
+        """``slot_value * list_rows`` from a table of constants (a few LUT levels on the
+        slot's bits, not a multiplier: ``list_rows`` need not be a power of two)."""
+        return Array(Const(slot * self.list_rows, self.address_bits)
+                     for slot in range(self.slots))[slot_value]
 
     def _base(self, s, slot_value):
         """Bank address of the segment's first entry in slot ``slot_value``."""
-        return slot_value * self.list_rows + s.start
+        return self._slot_offset(slot_value) + s.start
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
-        consumer the state selects. The read port only moves when the consumer takes the
-        entry in its output, so back-pressure never loses an entry."""
+        consumer the state selects, from an output register (``out``) with a skid register
+        behind it, so the bank's read enable is a function of registers only and the
+        consumer sees an entry through no block-RAM output multiplexer and no adder (the
+        stored weight less one gets its one back on the way in). The read port only moves
+        when the entry it holds can move on, so back-pressure never loses an entry."""
         read_address = Signal(self.address_bits)
         remaining = Signal(self.position_bits)
-        s.staged = Signal()                     # bank_read.data holds an entry
-        s.staged_last = Signal()
+        staged = Signal()                       # bank_read.data holds an entry
+        staged_last = Signal()
         s.consumer_ready = Signal()
         s.begin_read = Signal()
         s.begin_address = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
-        advance = ~s.staged | s.consumer_ready
-        m.d.comb += [s.bank_read.addr.eq(read_address), s.bank_read.en.eq(advance)]
-        with m.If(advance):
-            m.d.sync += [s.staged.eq(remaining != 0), s.staged_last.eq(remaining == 1)]
-            with m.If(remaining != 0):
-                m.d.sync += [read_address.eq(read_address + 1), remaining.eq(remaining - 1)]
+        skid_valid = Signal()
+        staged_moves = staged & ~skid_valid
+        advance = ~staged | staged_moves
+        # A segment's first read is made in the cycle it begins (the reader is empty then),
+        # from its address as it is worked out, so the output register costs no cycle.
+        address = Mux(s.begin_read, s.begin_address, read_address)
+        count = Mux(s.begin_read, s.begin_length, remaining)
+        m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
+        with m.If(advance | s.begin_read):
+            m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1)]
+            with m.If(count != 0):
+                m.d.sync += [read_address.eq(address + 1), remaining.eq(count - 1)]
+        read = Signal(self.entry_layout)
+        m.d.comb += [read.row.eq(s.bank_read.data.row), read.code.eq(s.bank_read.data.code),
+                     read.weight.eq(s.bank_read.data.weight_less_one + 1), read.last.eq(staged_last)]
+        # ``s.entry`` (with ``last``) is offered while ``s.staged``.
+        s.entry, s.staged = Signal(self.entry_layout), Signal()
+        skid = Signal(self.entry_layout)
+        with m.If(~s.staged | s.consumer_ready):
+            m.d.sync += [s.staged.eq(skid_valid | staged_moves), s.entry.eq(Mux(skid_valid, skid, read)),
+                         skid_valid.eq(0)]
+        with m.Elif(staged_moves):
+            m.d.sync += [skid.eq(read), skid_valid.eq(1)]
         with m.If(s.begin_read):
-            m.d.sync += [read_address.eq(s.begin_address), remaining.eq(s.begin_length)]
-        s.entry = entry = Signal(self.entry_layout)     # last is left 0: readers use staged_last
-        m.d.comb += [entry.row.eq(s.bank_read.data.row), entry.code.eq(s.bank_read.data.code),
-                     entry.weight.eq(s.bank_read.data.weight_less_one + 1)]
-        s.entry_code = entry.code[:self.code_bits]
-        s.entry_label = entry.code[self.code_bits:]
+            m.d.sync += [s.staged.eq(0), skid_valid.eq(0)]
+        s.staged_last = s.entry.last
+        s.entry_code = s.entry.code[:self.code_bits]
+        s.entry_label = s.entry.code[self.code_bits:]
+        # The constant check reads the bank directly (two reads per slot, no stream).
+        s.read_code = s.bank_read.data.code[:self.code_bits]
 
     def _store(self, m, source):
         """An entry as the bank holds it (its weight is at least 1)."""
@@ -252,11 +279,15 @@ class FeatureLane(wiring.Component):
                          bank_write.data.eq(partitioned_stored), bank_write.en.eq(1)]
 
     def _constant_check_registers(self, m, s):
-        """Constant check pipeline."""
+        """Constant check pipeline: a slot's first and last codes are read, registered as
+        read, then compared (``checked``)."""
         s.check_index = Signal(self.slot_bits + 2)      # next read: slot = index // 2
         s.check_pending = Signal()
         s.check_pending_index = Signal.like(s.check_index)
         s.first_code = Signal(self.code_bits)
+        s.last_code = Signal(self.code_bits)
+        s.checked = Signal()                            # first_code and last_code of a slot
+        s.checked_slot = Signal(self.slot_bits + 1)
         s.nonconstant = Signal.like(self.nonconstant)
         m.d.comb += self.nonconstant.eq(s.nonconstant)
 
@@ -292,19 +323,23 @@ class FeatureLane(wiring.Component):
             m.d.comb += [s.bank_read.addr.eq(self._base(s, check_slot) +
                                              Mux(s.check_index[0], s.length - 1, 0)),
                          s.bank_read.en.eq(1)]
-            m.d.sync += [s.check_pending.eq(issuing), s.check_pending_index.eq(s.check_index)]
+            m.d.sync += [s.check_pending.eq(issuing), s.check_pending_index.eq(s.check_index),
+                         s.checked.eq(0)]
             with m.If(issuing):
                 m.d.sync += s.check_index.eq(s.check_index + 1)
             with m.If(s.check_pending):
                 with m.If(~s.check_pending_index[0]):
-                    m.d.sync += s.first_code.eq(s.entry_code)
+                    m.d.sync += s.first_code.eq(s.read_code)
                 with m.Else():
-                    is_constant = s.entry_code == s.first_code
-                    m.d.comb += [s.constant_write.addr.eq(s.check_pending_index[1:]),
-                                 s.constant_write.data.eq(is_constant), s.constant_write.en.eq(1)]
-                    with m.If(~is_constant):
-                        m.d.sync += s.nonconstant.eq(s.nonconstant + 1)
-            with m.If(~issuing & ~s.check_pending):
+                    m.d.sync += [s.last_code.eq(s.read_code), s.checked.eq(1),
+                                 s.checked_slot.eq(s.check_pending_index[1:])]
+            with m.If(s.checked):
+                is_constant = s.first_code == s.last_code
+                m.d.comb += [s.constant_write.addr.eq(s.checked_slot),
+                             s.constant_write.data.eq(is_constant), s.constant_write.en.eq(1)]
+                with m.If(~is_constant):
+                    m.d.sync += s.nonconstant.eq(s.nonconstant + 1)
+            with m.If(~issuing & ~s.check_pending & ~s.checked):
                 m.next = "Idle"
 
     def _send_header(self, m, s, slot):
@@ -316,7 +351,7 @@ class FeatureLane(wiring.Component):
                      scanner.segments.p.class_counts.eq(self.totals),
                      scanner.segments.p.rows.eq(self.segment_length),
                      s.begin_read.eq(1),
-                     s.begin_address.eq(slot * self.list_rows + self.segment_start),
+                     s.begin_address.eq(self._slot_offset(slot) + self.segment_start),
                      s.begin_length.eq(self.segment_length)]
 
     def _scan(self, m, s):
@@ -364,16 +399,16 @@ class FeatureLane(wiring.Component):
             with m.If(s.slot == s.slots_used):
                 m.next = "Idle"
             with m.Else():
-                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(self._base(s, s.slot)),
-                             s.begin_length.eq(s.length)]
+                base = self._base(s, s.slot)
+                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(base), s.begin_length.eq(s.length)]
+                m.d.sync += s.segment_base.eq(base)
                 m.next = "Partition"
         with m.State("Partition"):
             m.d.comb += [
                 self.busy.eq(1),
                 partition.segment_in.valid.eq(s.staged),
                 partition.segment_in.p.entry.eq(s.entry),
-                partition.segment_in.p.entry.last.eq(s.staged_last),
-                partition.segment_in.p.base.eq(self._base(s, s.slot)),
+                partition.segment_in.p.base.eq(s.segment_base),
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):

@@ -57,7 +57,7 @@ class Controller:
             m.d.sync += [pe.bad_config.eq(s.config_bad), pe.bad_input.eq(0),
                          pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
                          pe.inbag_overflow.eq(0), pe.done.eq(0),
-                         s.cycles.eq(0)]
+                         s.cycles.eq(0), s.draw_valid.eq(0)]
             with m.If(s.config_bad):
                 # (and no pulse of a promotion in this cycle starts anything)
                 m.d.sync += [s.start_inbag.eq(0), s.start_prologue.eq(0)]
@@ -89,7 +89,7 @@ class Controller:
             m.next = "Draw the bootstrap"
 
     def abort(self, flag):
-        self.m.d.sync += [flag.eq(1), self.s.queued.eq(0)]
+        self.m.d.sync += [flag.eq(1), self.s.queued.eq(0), self.s.draw_valid.eq(0)]
         self.m.next = "Idle"
 
     def review_next(self, index):
@@ -97,10 +97,10 @@ class Controller:
         reviewed in the next cycle (or the level ends)."""
         m, s = self.m, self.s
         m.d.sync += s.node.eq(index)
+        m.d.comb += s.node_read.addr.eq(index)      # (read in vain at the level's end)
         with m.If(index == s.level_end):
             m.next = "End of the level"
         with m.Else():
-            m.d.comb += s.node_read.addr.eq(index)
             m.next = "Review the node"
 
     def next_level(self):
@@ -109,7 +109,8 @@ class Controller:
         m, s = self.m, self.s
         m.d.sync += [s.jobs_queued.eq(0), s.node.eq(s.level_end), s.level_end.eq(s.next_node)]
         with m.If(s.level_end == s.next_node):
-            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0)]
+            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_held.eq(0),
+                         s.write_out.eq(0), s.write_skid.eq(0)]
             m.next = "Write the tree"
         with m.Else():
             m.d.comb += s.node_read.addr.eq(s.level_end)
@@ -132,22 +133,23 @@ class Controller:
                 m.d.sync += [s.lists_requested.eq(0), s.lists_received.eq(0),
                              [slot.eq(0) for slot in s.fill_slots],
                              [position.eq(0) for position in s.fill_positions],
-                             s.input_position.eq(0), s.clear_index.eq(0), s.root_counts.eq(0),
-                             s.draw_asked.eq(0)]
+                             s.input_position.eq(0), s.clear_index.eq(0), s.root_counts.eq(0)]
                 with m.If(config.thesis_mode):
-                    m.d.sync += s.lists_needed.eq(1)
+                    m.d.sync += [s.lists_needed.eq(1), s.draw_valid.eq(1),
+                                 s.draw_bound.eq(config.n_features)]
                     m.next = "Draw the tree's feature"
                 with m.Else():
                     m.d.sync += s.lists_needed.eq((config.n_features + (g.feature_lanes - 1)) >> g.lane_bits)
                     m.next = "Fill the lists"
 
         with self.state("Draw the tree's feature"):
-            m.d.comb += [inbag.draw_requests.valid.eq(~s.draw_asked),
-                         inbag.draw_requests.p.bound.eq(config.n_features), inbag.draws.ready.eq(1)]
+            # The request comes from registers (``draw_valid``, ``draw_bound``, set when
+            # the bootstrap was drawn; ``_sparse_fill`` joins it to the in-bag builder).
+            m.d.comb += inbag.draws.ready.eq(1)
             with m.If(inbag.draw_requests.ready):
-                m.d.sync += s.draw_asked.eq(1)
+                m.d.sync += s.draw_valid.eq(0)
             with m.If(inbag.draws.valid):
-                m.d.sync += [s.tree_feature.eq(inbag.draws.p.value), s.draw_asked.eq(0)]
+                m.d.sync += s.tree_feature.eq(inbag.draws.p.value)
                 m.next = "Fill the lists"
 
         with self.state("Wait for the prologue"):
@@ -167,10 +169,11 @@ class Controller:
         self._fill_lists_state()
 
         with self.state("Write the root"):
+            root_rows = Mux(config.sparse, s.sparse.drawn_count, inbag.inbag_rows)
             m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1),
                          s.node_write.data.counts.eq(s.root_counts),
-                         s.node_write.data.n_rows.eq(Mux(config.sparse, s.sparse.drawn_count,
-                                                         inbag.inbag_rows))]
+                         s.node_write.data.n_rows.eq(root_rows),
+                         *pe._review_bits(s, pe._is_leaf(s, s.root_counts, root_rows, 0), 0)]
             m.d.sync += [s.next_node.eq(1), s.node.eq(0), s.level_end.eq(1), s.jobs_queued.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
             m.next = "Read a node"
@@ -233,7 +236,7 @@ class Controller:
     # ------------------------------------------------------------------ one level: every node in index order
     def _review_states(self):
         """Read a node's record, decide whether it is a leaf, find its constant features."""
-        m, s, pe, g = self.m, self.s, self.pe, self.g
+        m, s, pe = self.m, self.s, self.pe
         config, lanes, combiner = s.config, s.lanes, s.combiner
         with self.state("Read a node"):
             m.d.comb += s.node_read.addr.eq(s.node)
@@ -243,18 +246,20 @@ class Controller:
                 m.next = "Review the node"
 
         with self.state("Review the node"):
+            # The next node's record is read whatever this one turns out to be (its
+            # address never waits for this record's read).
             record = s.node_read.data
-            m.d.comb += s.node_read.addr.eq(s.node)
+            m.d.comb += s.node_read.addr.eq(s.node + 1)
             m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
                          s.segment_length.eq(record.n_rows)]
-            leaf = pe._is_leaf(s, record.counts, record.n_rows, record.depth)
-            with m.If(leaf):
+            review = s.review_read.data
+            with m.If(review.leaf):
                 self.review_next(s.node + 1)
-            with m.Elif(~config.depth_limited & (record.depth == g.max_depth)):
+            with m.Elif(review.deepest):
                 self.abort(pe.depth_overflow)
             with m.Else():
                 m.d.comb += combiner.clear.eq(1)
-                m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1), s.draw_asked.eq(0)]
+                m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1)]
                 # Thesis mode needs no constant check: a constant segment of the tree's
                 # feature has no boundary, so its scan finds no split, as the model. Its
                 # one list is lane 0, slot 0, visited at once (the lane reads the segment
@@ -273,8 +278,10 @@ class Controller:
 
         with self.state("Wait for the constant check"):
             with m.If(~s.lanes_busy):
-                m.d.sync += s.wanted.eq(Mux(config.features_per_split < s.nonconstant_total,
-                                            config.features_per_split, s.nonconstant_total))
+                wanted = Mux(config.features_per_split < s.nonconstant_total,
+                             config.features_per_split, s.nonconstant_total)
+                m.d.sync += [s.wanted.eq(wanted), s.draw_valid.eq(s.any_nonconstant),
+                             s.draw_bound.eq(config.n_features)]
                 m.next = "Draw a feature"
 
     def _draw_states(self):
@@ -283,17 +290,17 @@ class Controller:
         m, s, g = self.m, self.s, self.g
         inbag, lanes, lane_bits = s.inbag, s.lanes, g.lane_bits
         with self.state("Draw a feature"):
-            m.d.comb += [inbag.draws.ready.eq(1),
-                         inbag.draw_requests.valid.eq((s.visited < s.wanted) & ~s.draw_asked),
-                         inbag.draw_requests.p.bound.eq(s.config.n_features - s.position)]
+            # The request comes from registers: ``draw_valid`` (a feature is still wanted)
+            # and ``draw_bound`` (n_features - position), set in the state before.
+            m.d.comb += inbag.draws.ready.eq(1)
             with m.If(s.visited == s.wanted):
                 m.next = "Wait for the scans"
-            with m.If(inbag.draw_requests.valid & inbag.draw_requests.ready):
-                m.d.sync += s.draw_asked.eq(1)
+            with m.If(s.draw_valid & inbag.draw_requests.ready):
+                m.d.sync += s.draw_valid.eq(0)
             with m.If(inbag.draws.valid):
                 m.d.comb += [s.chosen_read.addr.eq(inbag.draws.p.value + s.position),
                              s.position_read.addr.eq(s.position)]
-                m.d.sync += [s.drawn_feature.eq(inbag.draws.p.value + s.position), s.draw_asked.eq(0)]
+                m.d.sync += s.drawn_feature.eq(inbag.draws.p.value + s.position)
                 m.next = "Swap"
 
         with self.state("Swap"):
@@ -315,14 +322,18 @@ class Controller:
             for lane in lanes:
                 m.d.comb += lane.constant_slot.eq(drawn_feature >> lane_bits)
             drawn_lane = drawn_feature[:lane_bits] if lane_bits else Const(0)
+            visiting = Signal()                 # the drawn feature is not constant
             for index, lane in enumerate(lanes):
                 with m.If(drawn_lane == index):
+                    m.d.comb += visiting.eq(~lane.constant_flag)
                     with m.If(~lane.constant_flag):
                         m.d.comb += [lane.jobs.valid.eq(1),
                                      lane.jobs.p.slot.eq(drawn_feature >> lane_bits),
                                      lane.jobs.p.visit.eq(s.visited)]
-                        m.d.sync += s.visited.eq(s.visited + 1)
-            m.d.sync += s.position.eq(s.position + 1)
+            # The next draw's request, registered for "Draw a feature".
+            m.d.sync += [s.visited.eq(s.visited + visiting), s.position.eq(s.position + 1),
+                         s.draw_valid.eq(s.visited + visiting < s.wanted),
+                         s.draw_bound.eq(s.draw_bound - 1)]
             m.next = "Draw a feature"
 
         with self.state("Wait for the scans"):
@@ -335,6 +346,7 @@ class Controller:
         combiner, current, node_write = s.combiner, s.current, s.node_write
         best_split = combiner.split
         with self.state("Decide"):
+            m.d.sync += s.children_leaf_decisions
             with m.If(~combiner.found):
                 self.review_next(s.node + 1)
             with m.Elif(s.next_node + 2 > g.max_nodes):
@@ -352,7 +364,8 @@ class Controller:
                          node_write.data.counts.eq(s.left_counts),
                          node_write.data.n_rows.eq(s.rows_left),
                          node_write.data.depth.eq(s.child_depth),
-                         node_write.data.start.eq(current.start)]
+                         node_write.data.start.eq(current.start),
+                         *pe._review_bits(s, s.left_is_leaf, s.child_depth)]
             m.next = "Write the right child"
 
         with self.state("Write the right child"):
@@ -360,7 +373,8 @@ class Controller:
                          node_write.data.counts.eq(s.right_counts),
                          node_write.data.n_rows.eq(s.rows_right),
                          node_write.data.depth.eq(s.child_depth),
-                         node_write.data.start.eq(current.start + s.rows_left)]
+                         node_write.data.start.eq(current.start + s.rows_left),
+                         *pe._review_bits(s, s.right_is_leaf, s.child_depth)]
             m.d.sync += s.next_node.eq(s.next_node + 2)
             # Children that will both be leaves need no partition (nothing reads them);
             # one list (thesis mode) is partitioned by construction.
@@ -429,16 +443,33 @@ class Controller:
         with self.state("Write the tree"):
             # (A tree whose root is a leaf may get here before its sorted rows are all
             # in lane 0: it waits, so the next tree finds the prologue registers free.)
-            advance = (~s.write_staged | pe.nodes.ready) & ~writing
+            # A pipeline of registers: every stage moves when the next has room, the last
+            # (the skid register) empty; so the node memory's read enable never depends
+            # on ``nodes.ready``, and the node goes out formatted from a register.
+            taken = ~s.write_out | (pe.nodes.ready & ~writing)
+            held_moves = s.write_held & ~s.write_skid
+            staged_moves = s.write_staged & (~s.write_held | held_moves)
+            advance = ~s.write_staged | staged_moves
             m.d.comb += [s.node_read.addr.eq(s.write_index),
                          s.node_read.en.eq(advance & (s.write_index < s.next_node)),
-                         pe.nodes.valid.eq(s.write_staged & ~writing)]
+                         pe.nodes.valid.eq(s.write_out & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
                              s.write_staged_index.eq(s.write_index)]
                 with m.If(s.write_index < s.next_node):
                     m.d.sync += s.write_index.eq(s.write_index + 1)
-            with m.If(s.write_staged & ~writing & pe.nodes.ready & pe.nodes.p.last):
+            with m.If(staged_moves):
+                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.data),
+                             s.write_held_index.eq(s.write_staged_index)]
+            with m.Elif(held_moves):
+                m.d.sync += s.write_held.eq(0)
+            with m.If(taken):
+                m.d.sync += [s.write_out.eq(s.write_skid | held_moves),
+                             s.write_out_node.eq(Mux(s.write_skid, s.write_skid_node, s.formatted)),
+                             s.write_skid.eq(0)]
+            with m.Elif(held_moves):
+                m.d.sync += [s.write_skid.eq(1), s.write_skid_node.eq(s.formatted)]
+            with m.If(s.write_out & ~writing & pe.nodes.ready & s.write_out_node.last):
                 m.d.comb += s.finishing.eq(1)
                 with m.If(s.queued):
                     self.promote()

@@ -217,6 +217,13 @@ class ProcessingElement(wiring.Component):
         m.submodules.node_memory = node_memory = Memory(shape=g.record_layout, depth=g.max_nodes, init=[])
         s.node_write = node_memory.write_port()
         s.node_read = node_memory.read_port()
+        # The review bits of every node, written and read at the node memory's addresses.
+        m.submodules.review_memory = review_memory = Memory(shape=g.review_layout, depth=g.max_nodes,
+                                                            init=[])
+        review_write, s.review_read = review_memory.write_port(), review_memory.read_port()
+        s.review_data = Signal(g.review_layout)
+        m.d.comb += [review_write.addr.eq(s.node_write.addr), review_write.en.eq(s.node_write.en),
+                     review_write.data.eq(s.review_data), s.review_read.addr.eq(s.node_read.addr)]
         m.submodules.job_memory = job_memory = Memory(shape=g.job_layout, depth=g.job_depth, init=[])
         s.job_write = job_memory.write_port()
         s.job_read = job_memory.read_port()
@@ -262,6 +269,13 @@ class ProcessingElement(wiring.Component):
         too_small = (rows < config.min_samples_split) | (rows < (config.min_samples_leaf << 1))
         return (config.depth_limited & (depth >= config.depth_limit)) | too_small | (nonzero <= 1)
 
+    def _review_bits(self, s, leaf, depth):
+        """The statements setting a node's review bits as its record is written: ``leaf``
+        (``_is_leaf`` of the node) and ``deepest``. Its review reads them instead of
+        working them out from the record."""
+        return [s.review_data.leaf.eq(leaf),
+                s.review_data.deepest.eq(~s.config.depth_limited & (depth == self.geometry.max_depth))]
+
     def _state(self, m, s):
         """The controller's registers."""
         g = self.geometry
@@ -303,11 +317,24 @@ class ProcessingElement(wiring.Component):
         s.position = Signal(count_bits)
         s.tag = Signal(g.tag_bits)
         s.drawn_feature = Signal(g.feature_bits)
-        s.draw_asked = Signal()
+        # The controller's draw request, from registers (a feature of the node, or the
+        # tree's feature in thesis mode without the sparse fill).
+        s.draw_valid = Signal(name="draw_valid")
+        s.draw_bound = Signal(_draw_bound_bits(g), name="draw_bound")
 
+        # The tree writer's pipeline (``Write the tree``): the node memory's read
+        # (``write_staged``), the record registered as read (``write_held``), then the
+        # formatted node in the output register (``write_out``) with a skid register.
         s.write_index = Signal(g.node_bits + 1)
         s.write_staged = Signal()
         s.write_staged_index = Signal(g.node_bits + 1)
+        s.write_held = Signal()
+        s.write_held_record = Signal(g.record_layout)
+        s.write_held_index = Signal(g.node_bits + 1)
+        s.write_out = Signal()
+        s.write_out_node = Signal(g.node_layout)
+        s.write_skid = Signal()
+        s.write_skid_node = Signal(g.node_layout)
 
     def _lane_wiring(self, m, s):
         """Inputs shared by all lanes, their status, the go-left bits and the result combiner."""
@@ -331,8 +358,12 @@ class ProcessingElement(wiring.Component):
         # A lane's last list of a partition job drains while the next job starts.
         s.lanes_draining = Signal()
         m.d.comb += s.lanes_draining.eq(Cat(lane.draining for lane in lanes).any())
-        s.nonconstant_total = Signal(g.feature_count_bits)
-        m.d.comb += s.nonconstant_total.eq(sum(lane.nonconstant for lane in lanes))
+        # The lanes' non-constant slots, summed a cycle late: a lane's count is final a
+        # cycle before it is idle again, so the sum is final when the lanes are idle.
+        s.nonconstant_total = Signal(g.feature_count_bits, name="nonconstant_total")
+        s.any_nonconstant = Signal(name="any_nonconstant")
+        m.d.sync += [s.nonconstant_total.eq(sum(lane.nonconstant for lane in lanes)),
+                     s.any_nonconstant.eq(Cat(lane.nonconstant != 0 for lane in lanes).any())]
 
         # Go-left bits from one lane to every lane's partition unit.
         source = Signal(decision_layout(g.row_bits))
@@ -404,13 +435,19 @@ class ProcessingElement(wiring.Component):
         s.rows_left = rows_left = best_split.rows_left
         rows_right = s.rows_right = current.n_rows - rows_left
         s.child_depth = child_depth = current.depth + 1
-        s.children_both_leaves = (self._is_leaf(s, left_counts, rows_left, child_depth) &
-                                  self._is_leaf(s, right_counts, rows_right, child_depth))
+        # The children's leaf decisions, registered in ``Decide`` (the best split is final
+        # then) and written into their records (and the partition decision) after it.
+        s.left_is_leaf, s.right_is_leaf = Signal(name="left_is_leaf"), Signal(name="right_is_leaf")
+        s.children_leaf_decisions = [
+            s.left_is_leaf.eq(self._is_leaf(s, left_counts, rows_left, child_depth)),
+            s.right_is_leaf.eq(self._is_leaf(s, right_counts, rows_right, child_depth))]
+        s.children_both_leaves = s.left_is_leaf & s.right_is_leaf
         s.split_feature = Mux(s.config.thesis_mode, s.tree_feature, s.combiner.feature)
 
         m.submodules.node_formatter = formatter = NodeFormatter(g)
-        m.d.comb += [formatter.record.eq(s.node_read.data), formatter.index.eq(s.write_staged_index),
-                     formatter.created.eq(s.next_node), self.nodes.p.eq(formatter.node)]
+        m.d.comb += [formatter.record.eq(s.write_held_record), formatter.index.eq(s.write_held_index),
+                     formatter.created.eq(s.next_node), self.nodes.p.eq(s.write_out_node)]
+        s.formatted = formatter.node
 
     def _sparse_fill(self, m, s):
         """The sparse fill (its draws go to the in-bag builder unless the controller draws)."""
@@ -422,9 +459,13 @@ class ProcessingElement(wiring.Component):
             sparse.weights_ready.eq(inbag.weights_ready), sparse.drawn.eq(inbag.drawn),
             sparse.drawn_row.eq(inbag.drawn_row),
             sparse.bound.eq(Mux(s.inbag_for_queued, s.queued_config.n_features, s.config.n_features)),
-            inbag.draw_requests.valid.eq(sparse.draw_requests.valid),
-            inbag.draw_requests.p.eq(sparse.draw_requests.p),
-            sparse.draw_requests.ready.eq(inbag.draw_requests.ready),
+            # The controller's request or the sparse fill's, each from registers (the two
+            # never request at once: the sparse fill draws before the running tree's
+            # first draw or, for a queued tree, once a thesis-mode tree is past its root).
+            inbag.draw_requests.valid.eq(s.draw_valid | sparse.draw_requests.valid),
+            inbag.draw_requests.p.bound.eq(Mux(s.draw_valid, s.draw_bound,
+                                               sparse.draw_requests.p.bound)),
+            sparse.draw_requests.ready.eq(inbag.draw_requests.ready & ~s.draw_valid),
             sparse.draws.valid.eq(inbag.draws.valid), sparse.draws.p.eq(inbag.draws.p),
             inbag.draws.ready.eq(sparse.draws.ready),
             sparse.taken.eq(s.prologue_taken),

@@ -142,6 +142,11 @@ class PEGeometry:
             "left": self.node_bits, "counts": self.counts_layout, "n_rows": self.position_bits,
             "depth": self.depth_bits, "start": self.position_bits,
         })
+        # Beside it, in a memory of its own (two bits wide: one block, no read multiplexer),
+        # what the node's review decides: ``leaf`` (the model's leaf decision) and
+        # ``deepest`` (at max_depth without a depth limit: a split would overflow), worked
+        # out when the node is written.
+        self.review_layout = data.StructLayout({"leaf": 1, "deepest": 1})
         self.job_layout = data.StructLayout({"feature": self.feature_bits, "threshold": code_bits,
                                              "start": self.position_bits, "length": self.position_bits})
         self.permutation_layout = data.StructLayout({"tag": self.tag_bits, "feature": self.feature_bits})

@@ -137,18 +137,29 @@ class SparseFill(wiring.Component):
         g = self._geometry
         answered, counts = self._answered, self.counts
         looked_up = Signal(range(g.sparse_entries + 1))
-        asked = Signal()
-        new_row = Array(self._drawn_rows)[answered]
-        new_weight = Array(self._drawn_weights)[answered]
+        # The feature draw's request, from registers (set when the bootstrap is drawn).
+        requesting = Signal(name="requesting")
+        request_bound = Signal.like(self.draw_requests.p.bound, name="request_bound")
+        m.d.comb += [self.draw_requests.valid.eq(requesting),
+                     self.draw_requests.p.bound.eq(request_bound)]
+        # The next row to answer and its weight, registered (no multiplexer over the drawn
+        # rows in front of the sort's compares): they follow ``answered`` a cycle ahead.
+        new_row, new_weight = Signal(g.row_bits, name="new_row"), Signal(g.weight_bits, name="new_weight")
+        answering = Signal()
+        following = answered + answering
+        m.d.sync += [new_row.eq(Array(self._drawn_rows)[following]),
+                     new_weight.eq(Array(self._drawn_weights)[following])]
         goes_before = self._sort_places(m, new_row)
         with m.FSM(init="Idle", name="prologue"):
             def prologue_control():
                 # A start abandons the tree: a pulse of the tree it abandons is stale
                 # (a sparse-fill start's own pulse comes in the next cycle).
                 with m.If(self.start):
+                    m.d.sync += requesting.eq(0)
                     m.next = "Idle"
                 with m.Elif(self.start_prologue):
-                    m.d.sync += [self.drawn_count.eq(0), self.bad.eq(0), counts.eq(0)]
+                    m.d.sync += [self.drawn_count.eq(0), self.bad.eq(0), counts.eq(0),
+                                 requesting.eq(0)]
                     m.next = "Draw the bootstrap"
 
             with m.State("Idle"):
@@ -157,15 +168,15 @@ class SparseFill(wiring.Component):
             with m.State("Draw the bootstrap"):
                 m.d.comb += self._drawing.eq(1)
                 with m.If(self.weights_ready):
-                    m.d.sync += [asked.eq(0), looked_up.eq(0), answered.eq(0)]
+                    m.d.sync += [requesting.eq(1), request_bound.eq(self.bound),
+                                 looked_up.eq(0), answered.eq(0)]
                     m.next = "Draw the tree's feature"
                 prologue_control()
 
             with m.State("Draw the tree's feature"):
-                m.d.comb += [self.draw_requests.valid.eq(~asked),
-                             self.draw_requests.p.bound.eq(self.bound), self.draws.ready.eq(1)]
+                m.d.comb += self.draws.ready.eq(1)
                 with m.If(self.draw_requests.ready):
-                    m.d.sync += asked.eq(1)
+                    m.d.sync += requesting.eq(0)
                 with m.If(self.draws.valid):
                     m.d.sync += self.feature.eq(self.draws.p.value)
                     m.next = "Look up the drawn rows"
@@ -180,6 +191,7 @@ class SparseFill(wiring.Component):
                     m.d.sync += looked_up.eq(looked_up + 1)
                 self._insert(m, goes_before, new_row, new_weight)
                 with m.If(self.codes.valid):
+                    m.d.comb += answering.eq(1)
                     label = self.codes.p.label
                     m.d.sync += [answered.eq(answered + 1),
                                  counts[label].eq(counts[label] + new_weight)]
