@@ -42,6 +42,7 @@ from amaranth.lib.wiring import In, Out
 from hw.checks import bits, check_integer, refuse_construction
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
+from hw.rotor import ListRotor
 from hw.sorter import RadixSorter
 
 __all__ = ["ForestTrainer", "LIMITS", "dataset_layout", "forest_node_layout"]
@@ -328,111 +329,59 @@ class ForestTrainer(wiring.Component):
         s.lane_features = lane_features
 
     def _list_rotor(self, m, s):
-        """The list rotor: the presorted bank's words to the PEs' list requests."""
-        max_rows, row_bits = self.max_rows, self.row_bits
-        begin, pes, slots, presorted_reads, n_rows = s.begin, s.pes, s.slots, s.presorted_reads, s.n_rows
-        lane_features = s.lane_features
-        # One read port per lane serves every PE (one copy of the presorted bank, not one
-        # per PE). The rotor streams the slots' lists one after another (slot 0 .. used - 1,
-        # then slot 0 again), one word per cycle, each word tagged with its slot and whether
-        # it is a list's first or last. A PE's server takes one list request at a time and
-        # locks on at the first word of the requested slot; it forwards that list and takes
-        # the next request with its last word, so consecutive slots (a forest-mode fill)
-        # follow without a gap. Every PE locked on the same word gets it at once; a PE that
-        # is not ready holds the rotor for all. While no server is locked, the rotor jumps
-        # to the first word of the slot the lowest-numbered waiting PE wants (a lone PE
-        # never waits); otherwise a PE waits for its slot to come round (at most
-        # ceil(F / lanes) lists).
-        slots_used = lane_features[0]                   # ceil(n_features / lanes)
-        rotor_slot = Signal(range(slots), name="rotor_slot")
-        rotor_position = Signal(row_bits + 1, name="rotor_position")
-        rotor_valid = Signal(name="rotor_out_valid")
-        rotor_out = Signal(range(slots), name="rotor_out_slot")
-        rotor_first = Signal(name="rotor_out_first")
-        rotor_last = Signal(name="rotor_out_last")
-        want_valid = [Signal(name=f"serve{index}_want") for index in range(len(pes))]
-        want_slot = [Signal(range(slots), name=f"serve{index}_want_slot") for index in range(len(pes))]
-        locked_on = [Signal(name=f"serve{index}_locked") for index in range(len(pes))]
-        locking = [Signal(name=f"serve{index}_locking") for index in range(len(pes))]
-        forwarding = [Signal(name=f"serve{index}_forwarding") for index in range(len(pes))]
+        """The list rotor (:class:`hw.rotor.ListRotor`): the presorted bank's words to the
+        PEs' list requests, one read port per lane serving every PE."""
+        pes, presorted_reads = s.pes, s.presorted_reads
+        prototype = self._prototype
+        m.submodules.rotor = rotor = ListRotor(
+            pes=len(pes), slots=s.slots, max_rows=self.max_rows, row_bits=self.row_bits,
+            request_layout=prototype.list_requests.p.shape(), word_layout=prototype.presorted.p.shape(),
+            address_bits=len(presorted_reads[0].addr))
         for index, pe in enumerate(pes):
-            m.d.comb += [
-                locking[index].eq(want_valid[index] & ~locked_on[index] & rotor_valid & rotor_first &
-                                  (rotor_out == want_slot[index]) & pe.busy),
-                forwarding[index].eq(rotor_valid & (locked_on[index] | locking[index]) & pe.busy),
-                pe.presorted.valid.eq(forwarding[index]), pe.presorted.p.last.eq(rotor_last),
-            ]
-            for lane, port in enumerate(presorted_reads):
-                m.d.comb += pe.presorted.p.entries[lane].eq(port.data)
-        stall = Cat(forwarding[index] & ~pe.presorted.ready for index, pe in enumerate(pes)).any()
-        serving = Cat(forwarding).any()
-        wanted = Cat(want_valid).any()
-        jump_slot = Signal(range(slots), name="rotor_jump_slot")
-        for index in reversed(range(len(pes))):         # the lowest-numbered waiting PE
-            with m.If(want_valid[index]):
-                m.d.comb += jump_slot.eq(want_slot[index])
-        jump = ~serving & ~Cat(locked_on).any() & wanted
-        issue = (serving | Cat(locked_on).any() | wanted) & ~stall
-        current_slot = Mux(jump, jump_slot, rotor_slot)
-        current_position = Mux(jump, 0, rotor_position)
-        for port in presorted_reads:
-            m.d.comb += [port.addr.eq(current_slot * max_rows + current_position), port.en.eq(~stall)]
-        with m.If(~stall):
-            m.d.sync += [rotor_valid.eq(issue), rotor_out.eq(current_slot),
-                         rotor_first.eq(current_position == 0), rotor_last.eq(current_position == n_rows - 1)]
-        with m.If(issue):
-            with m.If(current_position == n_rows - 1):
-                m.d.sync += [rotor_position.eq(0),
-                             rotor_slot.eq(Mux(current_slot + 1 >= slots_used, 0, current_slot + 1))]
-            with m.Else():
-                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot)]
-        for index, pe in enumerate(pes):
-            finishing = forwarding[index] & pe.presorted.ready & rotor_last
-            busy_after = (((locked_on[index] | locking[index]) & ~finishing) |
-                          (want_valid[index] & ~locking[index]))
-            m.d.comb += pe.list_requests.ready.eq(~busy_after)
-            m.d.sync += locked_on[index].eq((locked_on[index] | locking[index]) & ~finishing)
-            with m.If(pe.list_requests.valid & ~busy_after):
-                m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(pe.list_requests.p.slot)]
-            with m.Elif(locking[index]):
-                m.d.sync += want_valid[index].eq(0)
-            # A PE that stopped (an error, or the next forest's reset) drops its list.
-            with m.If(~pe.busy):
-                m.d.sync += [locked_on[index].eq(0), want_valid[index].eq(0)]
-        with m.If(begin):
-            m.d.sync += [rotor_valid.eq(0), rotor_slot.eq(0), rotor_position.eq(0),
-                         [flag.eq(0) for flag in want_valid + locked_on]]
+            wiring.connect(m, pe.list_requests, rotor.requests[index])
+            wiring.connect(m, rotor.words[index], pe.presorted)
+            m.d.comb += rotor.pe_busy[index].eq(pe.busy)
+        m.d.comb += [rotor.n_rows.eq(s.n_rows), rotor.slots_used.eq(s.lane_features[0]),
+                     rotor.clear.eq(s.begin)]
+        for port, address, read in zip(presorted_reads, rotor.read_addresses, rotor.read_data):
+            m.d.comb += [port.addr.eq(address), port.en.eq(rotor.read_enable), read.eq(port.data)]
 
     def _code_lookups(self, m, s):
         """The PEs' code look-ups (their sparse fill)."""
         max_rows = self.max_rows
         begin, pes, lanes, lane_bits, code_lookups = s.begin, s.pes, s.lanes, s.lane_bits, s.code_lookups
         label_lookups = s.label_lookups
-        # One answer register per PE: a request is taken when the answer slot is free (or
-        # is being taken); the read ports only move then, so an answer holds under stalls.
-        # Every lane's code bank is read; the answer is the requested feature's lane's.
+        # Per PE two stages: the banks' read (``reading``, every lane's code bank is read),
+        # then the answer registered (``answer``: the requested feature's lane's code and
+        # the label), so a PE sees its answer through no block-RAM output multiplexer. A
+        # stage moves when the next has room; a request is taken when the read stage can
+        # move, so the read ports only move then and an answer holds under stalls.
         for index, (pe, code_ports, label_port) in enumerate(zip(pes, code_lookups, label_lookups)):
+            reading = Signal(name=f"lookup{index}_reading")
+            reading_lane = Signal(range(lanes), name=f"lookup{index}_lane")
             answer_valid = Signal(name=f"lookup{index}_valid")
-            answer_lane = Signal(range(lanes), name=f"lookup{index}_lane")
-            take = pe.code_requests.valid & (~answer_valid | pe.codes.ready)
+            answer = Signal(pe.codes.p.shape(), name=f"lookup{index}_answer")
+            answer_moves = ~answer_valid | pe.codes.ready
+            read_moves = ~reading | answer_moves
+            take = pe.code_requests.valid & read_moves
             request = pe.code_requests.p
             m.d.comb += [
-                pe.code_requests.ready.eq(~answer_valid | pe.codes.ready),
-                label_port.addr.eq(request.row), label_port.en.eq(take),
-                pe.codes.valid.eq(answer_valid),
-                pe.codes.p.code.eq(Array(port.data for port in code_ports)[answer_lane]),
-                pe.codes.p.label.eq(label_port.data),
+                pe.code_requests.ready.eq(read_moves),
+                label_port.addr.eq(request.row), label_port.en.eq(read_moves),
+                pe.codes.valid.eq(answer_valid), pe.codes.p.eq(answer),
             ]
             for port in code_ports:
                 m.d.comb += [port.addr.eq((request.feature >> lane_bits) * max_rows + request.row),
-                             port.en.eq(take)]
-            with m.If(take):
-                m.d.sync += [answer_valid.eq(1),
-                             answer_lane.eq(request.feature[:lane_bits] if lane_bits else 0)]
-            with m.Elif(pe.codes.ready):
-                m.d.sync += answer_valid.eq(0)
+                             port.en.eq(read_moves)]
+            with m.If(read_moves):
+                m.d.sync += [reading.eq(take),
+                             reading_lane.eq(request.feature[:lane_bits] if lane_bits else 0)]
+            with m.If(answer_moves):
+                m.d.sync += [answer_valid.eq(reading),
+                             answer.code.eq(Array(port.data for port in code_ports)[reading_lane]),
+                             answer.label.eq(label_port.data)]
             with m.If(begin):
-                m.d.sync += answer_valid.eq(0)
+                m.d.sync += [reading.eq(0), answer_valid.eq(0)]
 
     def _dispatcher(self, m, s):
         """Tree jobs to the PEs and their trees onto ``nodes``: the forest's FSM."""
@@ -451,12 +400,16 @@ class ForestTrainer(wiring.Component):
             m.d.comb += pe.tree_index.eq(Mux(pe.start | pe.queue, next_tree, pe_tree[index]))
         owner = Signal(range(self.pe_count))
         locked = Signal()
-        pe_failed = Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.inbag_overflow |
-                         pe.bad_config) for pe in pes).any()
+        # A PE's error flags, gathered a cycle late (a registered OR over the PEs).
+        pe_failed = Signal()
+        m.d.sync += pe_failed.eq(Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow |
+                                      pe.inbag_overflow | pe.bad_config) for pe in pes).any())
 
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
         s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
         s.pe_failed = pe_failed
+        self._dispatch_candidate(m, s)
+        self._merge_output(m, s)
         with m.FSM(init="Idle"):
             self._idle_state(m, s)
             self._presort_state(m, s)
@@ -537,6 +490,49 @@ class ForestTrainer(wiring.Component):
             with m.If(sorted_all):
                 m.next = "Train"
 
+    def _dispatch_candidate(self, m, s):
+        """The PE the next tree goes to, chosen a cycle ahead from registers: the lowest
+        free PE, else the lowest that can queue a tree behind its running one. Checked
+        again against that one PE as it is dispatched (the choice may be a cycle old)."""
+        pes = s.pes
+        s.candidate = candidate = Signal(range(self.pe_count), name="candidate")
+        s.candidate_starts = candidate_starts = Signal(name="candidate_starts")
+        s.candidate_valid = candidate_valid = Signal(name="candidate_valid")
+        m.d.sync += candidate_valid.eq(0)
+        for index in reversed(range(self.pe_count)):
+            with m.If(~s.has_queued[index] & pes[index].queue_ready):
+                m.d.sync += [candidate.eq(index), candidate_starts.eq(0), candidate_valid.eq(1)]
+        for index in reversed(range(self.pe_count)):
+            with m.If(~s.assigned[index]):
+                m.d.sync += [candidate.eq(index), candidate_starts.eq(1), candidate_valid.eq(1)]
+        s.candidate_free = Mux(candidate_starts, ~Array(s.assigned)[candidate],
+                               ~Array(s.has_queued)[candidate] &
+                               Array(pe.queue_ready for pe in pes)[candidate])
+
+    def _merge_output(self, m, s):
+        """``nodes`` from an output register with a skid register behind it: the owner
+        PE's ``ready`` is a register (the skid is empty), never ``nodes.ready``."""
+        s.out_valid, s.skid_valid = Signal(name="out_valid"), Signal(name="skid_valid")
+        s.out = Signal(self.nodes.p.shape(), name="out")
+        s.skid = Signal(self.nodes.p.shape(), name="skid")
+        m.d.comb += [self.nodes.valid.eq(s.out_valid), self.nodes.p.eq(s.out)]
+        s.chosen_valid = Array(pe.nodes.valid for pe in s.pes)[s.owner]
+        s.chosen = Signal(self.nodes.p.shape(), name="chosen")
+        m.d.comb += [s.chosen.tree.eq(Array(s.pe_tree)[s.owner]),
+                     s.chosen.node.eq(Array(pe.nodes.p for pe in s.pes)[s.owner])]
+        s.transfer = s.locked & s.chosen_valid & ~s.skid_valid
+        for index, pe in enumerate(s.pes):
+            m.d.comb += pe.nodes.ready.eq(s.locked & (s.owner == index) & ~s.skid_valid)
+        with m.If(~s.out_valid | self.nodes.ready):
+            m.d.sync += [s.out_valid.eq(s.skid_valid | s.transfer),
+                         s.out.eq(Mux(s.skid_valid, s.skid, s.chosen)), s.skid_valid.eq(0)]
+        with m.Elif(s.transfer):
+            m.d.sync += [s.skid.eq(s.chosen), s.skid_valid.eq(1)]
+        with m.If(s.out_valid & self.nodes.ready & s.out.node.last):
+            m.d.sync += s.trees_done.eq(s.trees_done + 1)
+        with m.If(s.begin):
+            m.d.sync += [s.out_valid.eq(0), s.skid_valid.eq(0)]
+
     def _train_state(self, m, s):
         """Train: dispatch trees to the PEs and merge their trees onto ``nodes``."""
         pes, n_trees, next_tree, trees_done = s.pes, s.n_trees, s.next_tree, s.trees_done
@@ -544,48 +540,41 @@ class ForestTrainer(wiring.Component):
         owner, locked, pe_failed = s.owner, s.locked, s.pe_failed
         with m.State("Train"):
             m.d.comb += self.busy.eq(1)
-            # Dispatch: the lowest free PE takes the next tree; with none free, the
-            # lowest PE that can queue one behind its running tree.
+            # Dispatch: the candidate PE (the lowest free one, else the lowest that can
+            # queue a tree behind its running tree) takes the next tree, if it still can.
             # A PE stopped on an error stops the forest: nothing more is dispatched, and
             # the tree being merged (from a sound PE) goes out whole before Idle.
             stopping = pe_failed | self.tree_error
-            with m.If((next_tree < n_trees) & ~stopping):
+            with m.If((next_tree < n_trees) & ~stopping & s.candidate_valid & s.candidate_free):
+                m.d.sync += next_tree.eq(next_tree + 1)
                 for index in range(self.pe_count):
-                    with (m.If if index == 0 else m.Elif)(~assigned[index]):
-                        m.d.comb += pes[index].start.eq(1)
-                        m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
-                                     next_tree.eq(next_tree + 1)]
-                for index in range(self.pe_count):
-                    with m.Elif(~has_queued[index] & pes[index].queue_ready):
-                        m.d.comb += pes[index].queue.eq(1)
-                        m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
-                                     next_tree.eq(next_tree + 1)]
-            # Merge: one PE's tree at a time onto the output.
+                    with m.If(s.candidate == index):
+                        with m.If(s.candidate_starts):
+                            m.d.comb += pes[index].start.eq(1)
+                            m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree)]
+                        with m.Else():
+                            m.d.comb += pes[index].queue.eq(1)
+                            m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree)]
+                # (the candidate is a cycle old: the next one is worked out without it)
+                m.d.sync += s.candidate_valid.eq(0)
+            # Merge: one PE's tree at a time, through the output register.
             with m.If(~locked & ~stopping):
                 for index in reversed(range(self.pe_count)):
                     with m.If(pes[index].nodes.valid):
                         m.d.sync += [owner.eq(index), locked.eq(1)]
-            # Only a locked tree reaches the output: stopping with none locked, the last
-            # owner's next tree must not show a node for the cycle before Idle.
-            with m.Elif(locked):
-                for index, pe in enumerate(pes):
+            with m.Elif(locked & s.transfer & s.chosen.node.last):
+                m.d.sync += locked.eq(0)
+                for index in range(self.pe_count):
                     with m.If(owner == index):
-                        m.d.comb += [self.nodes.valid.eq(pe.nodes.valid),
-                                     self.nodes.p.tree.eq(pe_tree[index]),
-                                     self.nodes.p.node.eq(pe.nodes.p),
-                                     pe.nodes.ready.eq(self.nodes.ready)]
-                        with m.If(pe.nodes.valid & self.nodes.ready & pe.nodes.p.last):
-                            m.d.sync += [locked.eq(0), trees_done.eq(trees_done + 1)]
-                            # A queued tree takes over in the PE at once.
-                            with m.If(has_queued[index]):
-                                m.d.sync += [pe_tree[index].eq(queued_tree[index]),
-                                             has_queued[index].eq(0)]
-                            with m.Else():
-                                m.d.sync += assigned[index].eq(0)
+                        # A queued tree takes over in the PE at once.
+                        with m.If(has_queued[index]):
+                            m.d.sync += [pe_tree[index].eq(queued_tree[index]), has_queued[index].eq(0)]
+                        with m.Else():
+                            m.d.sync += assigned[index].eq(0)
             with m.If(pe_failed):
                 m.d.sync += self.tree_error.eq(1)
             with m.If(stopping):
-                with m.If(~locked):
+                with m.If(~locked & ~s.out_valid & ~s.skid_valid):
                     m.next = "Idle"
             with m.Elif(trees_done == n_trees):
                 m.d.sync += self.done.eq(1)

@@ -1,0 +1,170 @@
+"""The list rotor: one read port per lane of the presorted bank serves every PE's lists.
+
+Reference: none of its own (it moves words; ``sw.methods.forest.model`` never sees it): a
+PE receives each list it asks for whole, in presorted order, and the forest is the same
+for any timing (``docs/algorithm.md`` section 3).
+
+The rotor streams the slots' lists one after another (slot 0 .. used - 1, then slot 0
+again), one word per cycle, each word one sorted position of a slot with every lane's
+entry side by side. A PE's request names a slot; the PE locks on at that slot's first
+word and takes the list to its last word, with which its next request is accepted, so
+consecutive slots (a forest-mode fill) follow without a gap. Every PE locked on the same
+word takes it at once. While no PE is locked, the rotor jumps to the first word of the
+slot the lowest-numbered waiting PE wants (a lone PE never waits); otherwise a PE waits
+for its slot to come round (at most ``ceil(F / lanes)`` lists).
+
+Built for many PEs (``docs/timing.md``): which PEs take a word is decided when it is
+read, from registers; the word leaves the bank into a broadcast register per group of
+:data:`GROUP` PEs and from there into each PE's own FIFO of :data:`CREDITS` words. The
+rotor reads a word only when every PE that takes it has a free place counted for it
+(a credit, returned when the PE takes the word from its FIFO), so no PE's ``ready``
+reaches the bank's read enable, and no PE waits for another's unless its FIFO is full.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+
+__all__ = ["ListRotor", "GROUP", "CREDITS"]
+
+#: PEs served by one copy of the broadcast register.
+GROUP = 8
+#: Words a PE's FIFO holds: a word's credit comes back four cycles after it was read when
+#: the PE takes it at once (read, broadcast register, FIFO, taken), so four keep one word
+#: per cycle flowing.
+CREDITS = 4
+
+
+class ListRotor(wiring.Component):
+    """Serves ``pes`` PEs' list requests from one read port per lane.
+
+    Members
+    -------
+    requests : In(stream.Signature(request_layout)).array(pes)
+    words : Out(stream.Signature(word_layout)).array(pes)
+        Each PE's requests and its lists' words.
+    pe_busy : In(pes)
+        A PE that is not busy drops its request and its list (an error, the next forest).
+    n_rows, slots_used : In
+        Words per list, and slots in use (held while the forest trains).
+    clear : In(1)
+        A new forest: nothing wanted, locked, read or held.
+    read_addresses, read_enable : Out
+        The bank's read port of each lane (``slot * max_rows + position``), one enable.
+    read_data : In(entry layout).array(lanes)
+        The entry each lane's port read in the cycle before.
+    """
+
+    def __init__(self, *, pes, slots, max_rows, row_bits, request_layout, word_layout, address_bits):
+        self._pes, self._slots, self._max_rows = pes, slots, max_rows
+        self._word = word_layout
+        lanes = word_layout["entries"].shape.length
+        super().__init__({
+            "requests": In(stream.Signature(request_layout)).array(pes),
+            "words": Out(stream.Signature(word_layout)).array(pes),
+            "pe_busy": In(pes),
+            "n_rows": In(row_bits + 1),
+            "slots_used": In(range(slots + 1)),
+            "clear": In(1),
+            "read_addresses": Out(address_bits).array(lanes),
+            "read_enable": Out(1),
+            "read_data": In(word_layout["entries"].shape.elem_shape).array(lanes),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        pes, slots, row_bits = self._pes, self._slots, len(self.n_rows) - 1
+        # The word the rotor reads next.
+        rotor_slot = Signal(range(slots), name="rotor_slot")
+        rotor_position = Signal(row_bits + 1, name="rotor_position")
+        want_valid = Signal(pes)
+        want_slot = [Signal(range(slots), name=f"want{index}_slot") for index in range(pes)]
+        locked = Signal(pes)
+        credits = [Signal(range(CREDITS + 1), init=CREDITS, name=f"credits{index}") for index in range(pes)]
+        # The lowest waiting PE's slot, registered (the jump follows a request a cycle late).
+        jump_wanted, jump_slot = Signal(name="jump_wanted"), Signal(range(slots), name="jump_slot")
+        m.d.sync += jump_wanted.eq(want_valid.any())
+        for index in reversed(range(pes)):
+            with m.If(want_valid[index]):
+                m.d.sync += jump_slot.eq(want_slot[index])
+
+        jump = ~locked.any() & jump_wanted
+        current_slot = Signal.like(rotor_slot, name="current_slot")
+        current_position = Signal.like(rotor_position, name="current_position")
+        first, last = Signal(name="first"), Signal(name="last")
+        m.d.comb += [current_slot.eq(Mux(jump, jump_slot, rotor_slot)),
+                     current_position.eq(Mux(jump, 0, rotor_position)),
+                     first.eq(current_position == 0), last.eq(current_position == self.n_rows - 1)]
+        locking = Signal(pes)
+        taking = Signal(pes)
+        for index in range(pes):
+            m.d.comb += [
+                locking[index].eq(want_valid[index] & ~locked[index] & first &
+                                  (current_slot == want_slot[index]) & self.pe_busy[index]),
+                taking[index].eq((locked[index] | locking[index]) & self.pe_busy[index]),
+            ]
+        blocked = Cat(taking[index] & (credits[index] == 0) for index in range(pes)).any()
+        issue = Signal()
+        m.d.comb += issue.eq((locked.any() | jump_wanted) & ~blocked)
+        # slot * max_rows from a table of constants (max_rows need not be a power of two).
+        offset = Array(Const(slot * self._max_rows, len(self.read_addresses[0]))
+                       for slot in range(slots))[current_slot]
+        for address in self.read_addresses:
+            m.d.comb += address.eq(offset + current_position)
+        m.d.comb += self.read_enable.eq(issue)
+        with m.If(issue):
+            with m.If(last):
+                m.d.sync += [rotor_position.eq(0),
+                             rotor_slot.eq(Mux(current_slot + 1 >= self.slots_used, 0, current_slot + 1))]
+            with m.Else():
+                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot)]
+
+        # Requests and locks, decided as the word is read.
+        for index, request in enumerate(self.requests):
+            took = issue & taking[index]
+            finishing = took & last
+            locks = issue & locking[index]
+            busy_after = (locked[index] | locks) & ~finishing | (want_valid[index] & ~locks)
+            m.d.comb += request.ready.eq(~busy_after)
+            m.d.sync += locked[index].eq((locked[index] | locks) & ~finishing)
+            with m.If(request.valid & ~busy_after):
+                m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(request.p.slot)]
+            with m.Elif(locks):
+                m.d.sync += want_valid[index].eq(0)
+            with m.If(~self.pe_busy[index]):
+                m.d.sync += [locked[index].eq(0), want_valid[index].eq(0)]
+
+        self._deliver(m, Mux(issue, taking, 0), last, credits)
+        with m.If(self.clear):
+            m.d.sync += [rotor_slot.eq(0), rotor_position.eq(0), want_valid.eq(0), locked.eq(0),
+                         jump_wanted.eq(0)]
+        return m
+
+    def _deliver(self, m, takers, last, credits):
+        """The word read, to the PEs that take it: the bank's read, a broadcast register per
+        group of PEs, each PE's FIFO. A credit is spent as a word is read for a PE and
+        given back as the PE takes a word from its FIFO."""
+        pes = self._pes
+        read_valid, read_takers = Signal(name="read_valid"), Signal(pes, name="read_takers")
+        read_last = Signal(name="read_last")
+        m.d.sync += [read_valid.eq(takers.any()), read_takers.eq(takers), read_last.eq(last)]
+        word = Signal(self._word)
+        m.d.comb += [word.entries[lane].eq(data) for lane, data in enumerate(self.read_data)]
+        m.d.comb += word.last.eq(read_last)
+        for group in range(0, pes, GROUP):
+            members = range(group, min(group + GROUP, pes))
+            held = Signal(self._word, name=f"broadcast{group // GROUP}")
+            held_takers = Signal(pes, name=f"broadcast{group // GROUP}_takers")
+            m.d.sync += [held.eq(word), held_takers.eq(Mux(read_valid, read_takers, 0))]
+            for index in members:
+                fifo = SyncFIFO(width=len(word.as_value()), depth=CREDITS)
+                m.submodules[f"fifo{index}"] = ResetInserter(self.clear | ~self.pe_busy[index])(fifo)
+                out = self.words[index]
+                pop = fifo.r_rdy & out.ready
+                m.d.comb += [fifo.w_data.eq(held), fifo.w_en.eq(held_takers[index] & self.pe_busy[index]),
+                             out.valid.eq(fifo.r_rdy), out.p.eq(fifo.r_data), fifo.r_en.eq(out.ready)]
+                m.d.sync += credits[index].eq(credits[index] - takers[index] + pop)
+                with m.If(self.clear | ~self.pe_busy[index]):     # (its FIFO is reset too)
+                    m.d.sync += [credits[index].eq(CREDITS), held_takers[index].eq(0)]
