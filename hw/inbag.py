@@ -15,13 +15,14 @@ filtered on its own (the weight memory has one read port per lane), so a PE fill
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
 from hw.rng import TreeRandom, draw_layout, request_layout
+from hw.skid import SkidOutput
 
 __all__ = ["InBagBuilder", "presorted_layout", "inbag_layout", "inbag_word_layout"]
 
@@ -269,7 +270,7 @@ class InBagBuilder(wiring.Component):
                       (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))))
         with m.If(self.start):
             m.d.sync += [self.bad_config.eq(config_bad), f.stage1_valid.eq(0), f.stage2_valid.eq(0),
-                         f.output_valid.eq(0), f.skid_valid.eq(0),
+                         *f.output.clear(),
                          [count.eq(0) for count in emitted], draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
             # (A draw of the tree before still in the pipeline is dropped.)
             m.d.sync += [serving.eq(0), pending.eq(0), fetched.eq(0), written.eq(0)]
@@ -308,26 +309,18 @@ class InBagBuilder(wiring.Component):
         f.stage2_nonzero = Signal(self.lanes)
         f.stage2_mask = Signal(self.lanes)
         f.stage2_keep = Signal(self.lanes)
-        f.push = Signal()                                 # stage 2's word goes out
-        f.pushed = Signal(out_layout)
-        f.output_valid = Signal()
-        f.output = Signal(out_layout)
-        f.skid_valid = Signal()
-        f.skid = Signal(out_layout)
-        m.d.comb += [self.inbag.valid.eq(f.output_valid), self.inbag.payload.eq(f.output),
-                     self.filtering.eq(f.stage1_valid | f.stage2_valid | f.output_valid | f.skid_valid)]
-        with m.If(~f.output_valid | self.inbag.ready):
-            m.d.sync += [f.output_valid.eq(f.skid_valid | f.push), f.output.eq(Mux(f.skid_valid, f.skid, f.pushed)),
-                         f.skid_valid.eq(0)]
-        with m.Elif(f.push):
-            m.d.sync += [f.skid.eq(f.pushed), f.skid_valid.eq(1)]
+        f.pushed = Signal(out_layout)                     # stage 2's word, formatted
+        f.output = SkidOutput(out_layout, name="output")
+        m.d.comb += [self.inbag.valid.eq(f.output.valid), self.inbag.payload.eq(f.output.payload),
+                     self.filtering.eq(f.stage1_valid | f.stage2_valid | f.output.valid
+                                       | f.output.skid_valid)]
         return f
 
     def _filter_lists(self, m, f, lane_reads, generation, bootstrap, emitted):
         """The filter in phase FILTER_LISTS. The weights read for the word in stage 1 go
         into stage 2 through two LUT levels (tag compare, non-zero test); whether an entry
         is kept and its weight (1 without bootstrap) are worked out from stage 2's registers."""
-        stage2_moves = f.stage2_valid & ~f.skid_valid
+        stage2_moves = f.stage2_valid & ~f.output.skid_valid
         stage1_moves = f.stage1_valid & (~f.stage2_valid | stage2_moves)
         advance = ~f.stage1_valid | stage1_moves
         m.d.comb += self.presorted.ready.eq(advance)
@@ -347,12 +340,14 @@ class InBagBuilder(wiring.Component):
         # A word with no entry present is dropped.
         m.d.comb += [f.stage2_keep.eq(f.stage2_mask & (Mux(bootstrap, f.stage2_this_tree & f.stage2_nonzero,
                                                            (1 << self.lanes) - 1))),
-                     f.push.eq(stage2_moves & f.stage2_keep.any()), f.pushed.present.eq(f.stage2_keep)]
+                     f.pushed.present.eq(f.stage2_keep)]
+        # Stage 2's word goes out (moves) when it has an entry present.
+        push = f.output.feed(m, f.stage2_valid & f.stage2_keep.any(), f.pushed, self.inbag.ready)
         for lane in range(self.lanes):
             is_last = emitted[lane] == self.inbag_rows - 1
             entry = f.pushed.entries[lane]
             m.d.comb += [entry.row.eq(f.stage2.entries[lane].row), entry.code.eq(f.stage2.entries[lane].code),
                          entry.weight.eq(Mux(bootstrap, Mux(f.stage2_this_tree[lane], f.stage2_weights[lane], 0), 1)),
                          entry.last.eq(is_last)]
-            with m.If(f.push & f.stage2_keep[lane]):
+            with m.If(push & f.stage2_keep[lane]):
                 m.d.sync += emitted[lane].eq(Mux(is_last, 0, emitted[lane] + 1))

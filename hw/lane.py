@@ -45,6 +45,7 @@ from amaranth.lib.wiring import In, Out
 from hw.gini import GiniScanner, split_layout
 from hw.inbag import inbag_layout
 from hw.partition import PartitionUnit, decision_layout
+from hw.skid import SkidOutput
 
 __all__ = ["LaneCommand", "FeatureLane", "lane_slots", "job_layout", "result_layout"]
 
@@ -213,11 +214,12 @@ class FeatureLane(wiring.Component):
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
-        consumer the state selects, from an output register (``out``) with a skid register
-        behind it, so the bank's read enable is a function of registers only and the
-        consumer sees an entry through no block-RAM output multiplexer and no adder (the
-        stored weight less one gets its one back on the way in). The read port only moves
-        when the entry it holds can move on, so back-pressure never loses an entry."""
+        consumer the state selects, from an output register (``s.entry``, valid while
+        ``s.staged``) with a skid register behind it (:class:`hw.skid.SkidOutput`), so the
+        bank's read enable is a function of registers only and the consumer sees an entry
+        through no block-RAM output multiplexer and no adder (the stored weight less one
+        gets its one back on the way in). The read port only moves when the entry it holds
+        can move on, so back-pressure never loses an entry."""
         read_address = Signal(self.address_bits)
         remaining = Signal(self.position_bits)
         staged = Signal()                       # bank_read.data holds an entry
@@ -226,8 +228,13 @@ class FeatureLane(wiring.Component):
         s.begin_read = Signal()
         s.begin_address = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
-        skid_valid = Signal()
-        staged_moves = staged & ~skid_valid
+        read = Signal(self.entry_layout)
+        m.d.comb += [read.row.eq(s.bank_read.data.row), read.code.eq(s.bank_read.data.code),
+                     read.weight.eq(s.bank_read.data.weight_less_one + 1), read.last.eq(staged_last)]
+        # ``s.entry`` (with ``last``) is offered while ``s.staged``.
+        output = SkidOutput(self.entry_layout, name="entry")
+        staged_moves = output.feed(m, staged, read, s.consumer_ready)
+        s.entry, s.staged = output.payload, output.valid
         advance = ~staged | staged_moves
         # A segment's first read is made in the cycle it begins (the reader is empty then),
         # from its address as it is worked out, so the output register costs no cycle.
@@ -238,19 +245,8 @@ class FeatureLane(wiring.Component):
             m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1)]
             with m.If(count != 0):
                 m.d.sync += [read_address.eq(address + 1), remaining.eq(count - 1)]
-        read = Signal(self.entry_layout)
-        m.d.comb += [read.row.eq(s.bank_read.data.row), read.code.eq(s.bank_read.data.code),
-                     read.weight.eq(s.bank_read.data.weight_less_one + 1), read.last.eq(staged_last)]
-        # ``s.entry`` (with ``last``) is offered while ``s.staged``.
-        s.entry, s.staged = Signal(self.entry_layout), Signal()
-        skid = Signal(self.entry_layout)
-        with m.If(~s.staged | s.consumer_ready):
-            m.d.sync += [s.staged.eq(skid_valid | staged_moves), s.entry.eq(Mux(skid_valid, skid, read)),
-                         skid_valid.eq(0)]
-        with m.Elif(staged_moves):
-            m.d.sync += [skid.eq(read), skid_valid.eq(1)]
         with m.If(s.begin_read):
-            m.d.sync += [s.staged.eq(0), skid_valid.eq(0)]
+            m.d.sync += output.clear()
         s.staged_last = s.entry.last
         s.entry_code = s.entry.code[:self.code_bits]
         s.entry_label = s.entry.code[self.code_bits:]

@@ -43,6 +43,7 @@ from hw.checks import bits, check_integer, refuse_construction
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
 from hw.rotor import ListRotor
+from hw.skid import SkidOutput
 from hw.sorter import RadixSorter
 
 __all__ = ["ForestTrainer", "LIMITS", "dataset_layout", "forest_node_layout"]
@@ -309,6 +310,8 @@ class ForestTrainer(wiring.Component):
         feed_row = [Signal(row_bits + 2, name=f"feed{lane}_row") for lane in range(lanes)]
         feed_staged = [Signal(name=f"feed{lane}_staged") for lane in range(lanes)]
         feed_last = [Signal(name=f"feed{lane}_last") for lane in range(lanes)]
+        s.feeds = [SkidOutput(sorters[lane].codes.p.shape(), name=f"feed{lane}_out")
+                   for lane in range(lanes)]
         out_position = [Signal(row_bits + 2, name=f"out{lane}_position") for lane in range(lanes)]
         out_slot = [Signal(slot_shape, name=f"out{lane}_slot") for lane in range(lanes)]
         pending = [Signal(name=f"pending{lane}") for lane in range(lanes)]
@@ -438,6 +441,7 @@ class ForestTrainer(wiring.Component):
                     m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
                                  n_trees.eq(self.n_trees), cycles.eq(0),
                                  [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
+                                 [flag.eq(0) for flag in s.feed_staged], [feed.clear() for feed in s.feeds],
                                  next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
                                  locked.eq(0)]
                     m.next = "Presort"
@@ -454,14 +458,17 @@ class ForestTrainer(wiring.Component):
             m.d.comb += self.busy.eq(1)
             m.d.sync += self.sort_cycles.eq(cycles + 1)
             for lane, sorter in enumerate(sorters):
-                # Feed: the codes of the lane's features, slot by slot, one per cycle.
-                feed_advance = ~feed_staged[lane] | sorter.codes.ready
-                code_read = code_reads[lane]
+                # Feed: the codes of the lane's features, slot by slot, one per cycle, read
+                # from the code bank into an output register (the sorter's digit addresses
+                # its counters: no block-RAM output multiplexer in front of that).
+                code_read, feed = code_reads[lane], s.feeds[lane]
+                read = Signal(sorter.codes.p.shape(), name=f"feed{lane}_read")
+                m.d.comb += [read.code.eq(code_read.data), read.last.eq(feed_last[lane])]
+                staged_moves = feed.feed(m, feed_staged[lane], read, sorter.codes.ready)
+                feed_advance = ~feed_staged[lane] | staged_moves
                 m.d.comb += [code_read.addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
                              code_read.en.eq(feed_advance),
-                             sorter.codes.valid.eq(feed_staged[lane]),
-                             sorter.codes.p.code.eq(code_read.data),
-                             sorter.codes.p.last.eq(feed_last[lane])]
+                             sorter.codes.valid.eq(feed.valid), sorter.codes.p.eq(feed.payload)]
                 feeding = (feed_row[lane] < n_rows) & (sort_slot[lane] < lane_features[lane])
                 with m.If(feed_advance):
                     m.d.sync += [feed_staged[lane].eq(feeding),
@@ -510,28 +517,22 @@ class ForestTrainer(wiring.Component):
                                Array(pe.queue_ready for pe in pes)[candidate])
 
     def _merge_output(self, m, s):
-        """``nodes`` from an output register with a skid register behind it: the owner
-        PE's ``ready`` is a register (the skid is empty), never ``nodes.ready``."""
-        s.out_valid, s.skid_valid = Signal(name="out_valid"), Signal(name="skid_valid")
-        s.out = Signal(self.nodes.p.shape(), name="out")
-        s.skid = Signal(self.nodes.p.shape(), name="skid")
-        m.d.comb += [self.nodes.valid.eq(s.out_valid), self.nodes.p.eq(s.out)]
-        s.chosen_valid = Array(pe.nodes.valid for pe in s.pes)[s.owner]
+        """``nodes`` from an output register with a skid register behind it
+        (:class:`hw.skid.SkidOutput`): the owner PE's ``ready`` is a register (the skid is
+        empty), never ``nodes.ready``."""
+        s.output = output = SkidOutput(self.nodes.p.shape(), name="out")
+        m.d.comb += [self.nodes.valid.eq(output.valid), self.nodes.p.eq(output.payload)]
         s.chosen = Signal(self.nodes.p.shape(), name="chosen")
         m.d.comb += [s.chosen.tree.eq(Array(s.pe_tree)[s.owner]),
                      s.chosen.node.eq(Array(pe.nodes.p for pe in s.pes)[s.owner])]
-        s.transfer = s.locked & s.chosen_valid & ~s.skid_valid
+        chosen_valid = Array(pe.nodes.valid for pe in s.pes)[s.owner]
+        s.transfer = output.feed(m, s.locked & chosen_valid, s.chosen, self.nodes.ready)
         for index, pe in enumerate(s.pes):
-            m.d.comb += pe.nodes.ready.eq(s.locked & (s.owner == index) & ~s.skid_valid)
-        with m.If(~s.out_valid | self.nodes.ready):
-            m.d.sync += [s.out_valid.eq(s.skid_valid | s.transfer),
-                         s.out.eq(Mux(s.skid_valid, s.skid, s.chosen)), s.skid_valid.eq(0)]
-        with m.Elif(s.transfer):
-            m.d.sync += [s.skid.eq(s.chosen), s.skid_valid.eq(1)]
-        with m.If(s.out_valid & self.nodes.ready & s.out.node.last):
+            m.d.comb += pe.nodes.ready.eq(s.locked & (s.owner == index) & ~output.skid_valid)
+        with m.If(output.valid & self.nodes.ready & output.payload.node.last):
             m.d.sync += s.trees_done.eq(s.trees_done + 1)
         with m.If(s.begin):
-            m.d.sync += [s.out_valid.eq(0), s.skid_valid.eq(0)]
+            m.d.sync += output.clear()
 
     def _train_state(self, m, s):
         """Train: dispatch trees to the PEs and merge their trees onto ``nodes``."""
@@ -574,7 +575,7 @@ class ForestTrainer(wiring.Component):
             with m.If(pe_failed):
                 m.d.sync += self.tree_error.eq(1)
             with m.If(stopping):
-                with m.If(~locked & ~s.out_valid & ~s.skid_valid):
+                with m.If(~locked & ~s.output.valid & ~s.output.skid_valid):
                     m.next = "Idle"
             with m.Elif(trees_done == n_trees):
                 m.d.sync += self.done.eq(1)

@@ -118,19 +118,20 @@ def trainer_invariants(prefix="", pe_count=1):
     layout = lambda s: s.block(prefix).nodes.p.shape()
     # A tree's last node in the output or skid register: handed over, not yet out.
     leaving = lambda s: ((at(s, "out_valid") & data.View(layout(s), at(s, "out")).node.last)
-                         + (at(s, "skid_valid") & data.View(layout(s), at(s, "skid")).node.last))
+                         + (at(s, "out_skid_valid") & data.View(layout(s), at(s, "out_skid")).node.last))
     return {
         f"trees done + trees leaving + trees on the PEs = trees dispatched <= n_trees{where}":
             lambda s: (done(s) + leaving(s) + _ones(at(s, "assigned")) + _ones(at(s, "has_queued"))
                        == at(s, "next_tree")) & (at(s, "next_tree") <= at(s, "n_trees")),
         f"the skid register holds a node only behind the output register, in Train{where}":
-            lambda s: (~at(s, "skid_valid") | at(s, "out_valid"))
+            lambda s: (~at(s, "out_skid_valid") | at(s, "out_valid"))
             & (~at(s, "out_valid") | in_states(at(s, "fsm_state"), "Train")),
         f"a tree's node before its last leaves only while the rest is merged or behind it{where}":
             lambda s: (~at(s, "out_valid") | data.View(layout(s), at(s, "out")).node.last
-                       | at(s, "locked") | (at(s, "skid_valid")
-                                            & data.View(layout(s), at(s, "skid")).node.last))
-            & (~at(s, "skid_valid") | data.View(layout(s), at(s, "skid")).node.last | at(s, "locked")),
+                       | at(s, "locked") | (at(s, "out_skid_valid")
+                                            & data.View(layout(s), at(s, "out_skid")).node.last))
+            & (~at(s, "out_skid_valid") | data.View(layout(s), at(s, "out_skid")).node.last
+               | at(s, "locked")),
         f"a queued tree only behind an assigned one{where}":
             lambda s: (at(s, "has_queued") & ~at(s, "assigned")) == 0,
         f"the merge locks only on an assigned PE, in Train{where}":

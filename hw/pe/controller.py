@@ -110,7 +110,7 @@ class Controller:
         m.d.sync += [s.jobs_queued.eq(0), s.node.eq(s.level_end), s.level_end.eq(s.next_node)]
         with m.If(s.level_end == s.next_node):
             m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_held.eq(0),
-                         s.write_out.eq(0), s.write_skid.eq(0)]
+                         *s.write_out.clear()]
             m.next = "Write the tree"
         with m.Else():
             m.d.comb += s.node_read.addr.eq(s.level_end)
@@ -446,13 +446,13 @@ class Controller:
             # A pipeline of registers: every stage moves when the next has room, the last
             # (the skid register) empty; so the node memory's read enable never depends
             # on ``nodes.ready``, and the node goes out formatted from a register.
-            taken = ~s.write_out | (pe.nodes.ready & ~writing)
-            held_moves = s.write_held & ~s.write_skid
+            out = s.write_out
+            held_moves = out.feed(m, s.write_held, s.formatted, pe.nodes.ready & ~writing)
             staged_moves = s.write_staged & (~s.write_held | held_moves)
             advance = ~s.write_staged | staged_moves
             m.d.comb += [s.node_read.addr.eq(s.write_index),
                          s.node_read.en.eq(advance & (s.write_index < s.next_node)),
-                         pe.nodes.valid.eq(s.write_out & ~writing)]
+                         pe.nodes.valid.eq(out.valid & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
                              s.write_staged_index.eq(s.write_index)]
@@ -463,13 +463,7 @@ class Controller:
                              s.write_held_index.eq(s.write_staged_index)]
             with m.Elif(held_moves):
                 m.d.sync += s.write_held.eq(0)
-            with m.If(taken):
-                m.d.sync += [s.write_out.eq(s.write_skid | held_moves),
-                             s.write_out_node.eq(Mux(s.write_skid, s.write_skid_node, s.formatted)),
-                             s.write_skid.eq(0)]
-            with m.Elif(held_moves):
-                m.d.sync += [s.write_skid.eq(1), s.write_skid_node.eq(s.formatted)]
-            with m.If(s.write_out & ~writing & pe.nodes.ready & s.write_out_node.last):
+            with m.If(out.valid & ~writing & pe.nodes.ready & out.payload.last):
                 m.d.comb += s.finishing.eq(1)
                 with m.If(s.queued):
                     self.promote()

@@ -26,6 +26,7 @@ from hw.pe.layouts import (PEGeometry, code_answer_layout, code_request_layout, 
                            presorted_word_layout)
 from hw.pe.sparse import SparseFill
 from hw.pe.writer import NodeFormatter
+from hw.skid import SkidOutput
 
 __all__ = ["ProcessingElement"]
 
@@ -331,10 +332,7 @@ class ProcessingElement(wiring.Component):
         s.write_held = Signal()
         s.write_held_record = Signal(g.record_layout)
         s.write_held_index = Signal(g.node_bits + 1)
-        s.write_out = Signal()
-        s.write_out_node = Signal(g.node_layout)
-        s.write_skid = Signal()
-        s.write_skid_node = Signal(g.node_layout)
+        s.write_out = SkidOutput(g.node_layout, name="write_out")
 
     def _lane_wiring(self, m, s):
         """Inputs shared by all lanes, their status, the go-left bits and the result combiner."""
@@ -446,7 +444,7 @@ class ProcessingElement(wiring.Component):
 
         m.submodules.node_formatter = formatter = NodeFormatter(g)
         m.d.comb += [formatter.record.eq(s.write_held_record), formatter.index.eq(s.write_held_index),
-                     formatter.created.eq(s.next_node), self.nodes.p.eq(s.write_out_node)]
+                     formatter.created.eq(s.next_node), self.nodes.p.eq(s.write_out.payload)]
         s.formatted = formatter.node
 
     def _sparse_fill(self, m, s):

@@ -1,0 +1,46 @@
+"""An output register with a skid register behind it: a stream's ``valid`` and payload
+come from registers, and the stage that feeds it moves on a function of its registers
+alone (the skid register is empty), never on the consumer's ``ready`` in the same cycle.
+
+Used wherever a block RAM's read (or a wide multiplexer) would otherwise reach a
+consumer, and its read enable the consumer's ``ready`` (``docs/timing.md``): the in-bag
+filter, the lanes' segment readers, the PE's tree writer, the trainer's presort feed and
+its merge.
+"""
+
+from amaranth.hdl import Mux, Signal
+
+__all__ = ["SkidOutput"]
+
+
+class SkidOutput:
+    """The registers of one stream output, in module ``m``.
+
+    ``valid`` and ``payload`` are the output (registers). :meth:`feed` joins the stage in
+    front of it and returns whether that stage's entry moves in this cycle.
+    """
+
+    def __init__(self, shape, *, name):
+        self._name = name
+        self.valid = Signal(name=f"{name}_valid")
+        self.payload = Signal(shape, name=name)
+        self.skid_valid = Signal(name=f"{name}_skid_valid")
+        self.skid = Signal(shape, name=f"{name}_skid")
+
+    def feed(self, m, valid, payload, ready):
+        """Take ``payload`` while ``valid`` into the output register (if it is free or
+        taken by ``ready`` now) or the skid register; returns the condition under which
+        the feeding stage's entry moves (``valid`` and the skid register empty)."""
+        moves = Signal(name=f"{self._name}_moves")
+        m.d.comb += moves.eq(valid & ~self.skid_valid)
+        with m.If(~self.valid | ready):
+            m.d.sync += [self.valid.eq(self.skid_valid | moves),
+                         self.payload.eq(Mux(self.skid_valid, self.skid, payload)),
+                         self.skid_valid.eq(0)]
+        with m.Elif(moves):
+            m.d.sync += [self.skid.eq(payload), self.skid_valid.eq(1)]
+        return moves
+
+    def clear(self):
+        """Statements (for ``m.d.sync``) that drop whatever the registers hold."""
+        return [self.valid.eq(0), self.skid_valid.eq(0)]
