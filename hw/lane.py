@@ -201,6 +201,8 @@ class FeatureLane(wiring.Component):
         s.job = Signal(job_layout(self.slot_bits, self.visit_bits))
         s.threshold = Signal(self.code_bits)
         s.segment_base = Signal(self.address_bits)     # the partitioned slot's first address
+        s.next_base = Signal(self.address_bits)        # the next slot's first address
+        s.prefetched = Signal()                        # the queued job's read has begun
 
     def _slot_offset(self, slot_value):
         """``slot_value * list_rows`` from a table of constants (a few LUT levels on the
@@ -219,7 +221,8 @@ class FeatureLane(wiring.Component):
         bank's read enable is a function of registers only and the consumer sees an entry
         through no block-RAM output multiplexer and no adder (the stored weight less one
         gets its one back on the way in). The read port only moves when the entry it holds
-        can move on, so back-pressure never loses an entry."""
+        can move on, so back-pressure never loses an entry. A begin resets the reader
+        whatever it holds (a begin of length 0 empties it)."""
         read_address = Signal(self.address_bits)
         remaining = Signal(self.position_bits)
         staged = Signal()                       # bank_read.data holds an entry
@@ -242,11 +245,13 @@ class FeatureLane(wiring.Component):
         count = Mux(s.begin_read, s.begin_length, remaining)
         m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
         with m.If(advance | s.begin_read):
-            m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1)]
+            m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1),
+                         remaining.eq(Mux(count != 0, count - 1, 0))]
             with m.If(count != 0):
-                m.d.sync += [read_address.eq(address + 1), remaining.eq(count - 1)]
+                m.d.sync += read_address.eq(address + 1)
         with m.If(s.begin_read):
             m.d.sync += output.clear()
+        s.reader_idle = ~staged & (remaining == 0)      # every entry read from the bank
         s.staged_last = s.entry.last
         s.entry_code = s.entry.code[:self.code_bits]
         s.entry_label = s.entry.code[self.code_bits:]
@@ -293,22 +298,32 @@ class FeatureLane(wiring.Component):
             with m.If(self.go):
                 m.d.sync += [s.start.eq(self.segment_start), s.length.eq(self.segment_length),
                              s.slots_used.eq(self.slots_used), s.threshold.eq(self.threshold),
-                             s.slot.eq(0)]
+                             s.slot.eq(0), s.prefetched.eq(0)]
+                # A command's first segment read begins with it (a begin of length 0
+                # empties the reader of a job read ahead, should one be there).
+                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(self.segment_start)]
                 with m.Switch(self.command):
                     with m.Case(LaneCommand.CONSTANT):
                         m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0)]
                         m.next = "Check constant features"
                     with m.Case(LaneCommand.GO_LEFT):
+                        m.d.comb += [s.begin_address.eq(self._slot_offset(self.go_left_slot)
+                                                        + self.segment_start),
+                                     s.begin_length.eq(self.segment_length)]
                         m.d.sync += s.slot.eq(self.go_left_slot)
-                        m.next = "Start going left"
+                        m.next = "Go left"
                     with m.Case(LaneCommand.PARTITION):
-                        m.next = "Start a partition"
+                        with m.If(self.slots_used != 0):
+                            m.d.comb += s.begin_length.eq(self.segment_length)
+                            m.d.sync += s.segment_base.eq(self.segment_start)
+                            m.next = "Partition"
             with m.Elif(s.job_queue.r_rdy & s.scanner.segments.ready):
                 # A queued job's header goes to the scanner at once (it waits in its
-                # first state whenever the lane is idle), and its segment read begins.
+                # first state whenever the lane is idle), and its segment read begins
+                # (unless it was begun while the job before it was finishing).
                 queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
                 self._send_header(m, s, queued.slot)
-                m.d.sync += s.job.eq(s.job_queue.r_data)
+                m.d.sync += [s.job.eq(s.job_queue.r_data), s.prefetched.eq(0)]
                 m.next = "Scan the segment"
 
     def _check_constant_features(self, m, s):
@@ -346,7 +361,7 @@ class FeatureLane(wiring.Component):
         m.d.comb += [scanner.segments.valid.eq(1),
                      scanner.segments.p.class_counts.eq(self.totals),
                      scanner.segments.p.rows.eq(self.segment_length),
-                     s.begin_read.eq(1),
+                     s.begin_read.eq(~s.prefetched),
                      s.begin_address.eq(self._slot_offset(slot) + self.segment_start),
                      s.begin_length.eq(self.segment_length)]
 
@@ -367,15 +382,19 @@ class FeatureLane(wiring.Component):
         with m.State("Offer the result"):
             m.d.comb += [self.results.valid.eq(scanner.splits.valid),
                          scanner.splits.ready.eq(self.results.ready)]
+            # The next queued job's segment is read while the scanner finishes this one
+            # (its entries wait in the reader), so its header finds them on their way.
+            queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
+            with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
+                m.d.comb += [s.begin_read.eq(1),
+                             s.begin_address.eq(self._slot_offset(queued.slot) + self.segment_start),
+                             s.begin_length.eq(self.segment_length)]
+                m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):
                 m.next = "Idle"
 
     def _go_left(self, m, s):
         """Go-left bits of a split on this lane's feature."""
-        with m.State("Start going left"):
-            m.d.comb += [self.busy.eq(1), s.begin_read.eq(1),
-                         s.begin_address.eq(self._base(s, s.slot)), s.begin_length.eq(s.length)]
-            m.next = "Go left"
         with m.State("Go left"):
             m.d.comb += [
                 self.busy.eq(1),
@@ -390,16 +409,8 @@ class FeatureLane(wiring.Component):
     def _partition(self, m, s):
         """Stable partition of every used slot, written back in place."""
         partition = s.partition
-        with m.State("Start a partition"):
-            m.d.comb += self.busy.eq(1)
-            with m.If(s.slot == s.slots_used):
-                m.next = "Idle"
-            with m.Else():
-                base = self._base(s, s.slot)
-                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(base), s.begin_length.eq(s.length)]
-                m.d.sync += s.segment_base.eq(base)
-                m.next = "Partition"
         with m.State("Partition"):
+            m.d.sync += s.next_base.eq(self._slot_offset(s.slot + 1) + s.start)
             m.d.comb += [
                 self.busy.eq(1),
                 partition.segment_in.valid.eq(s.staged),
@@ -407,6 +418,12 @@ class FeatureLane(wiring.Component):
                 partition.segment_in.p.base.eq(s.segment_base),
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
+            # The next slot's read begins as this slot's last entry is taken.
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):
                 m.d.sync += s.slot.eq(s.slot + 1)
-                m.next = "Start a partition"
+                with m.If(s.slot + 1 == s.slots_used):
+                    m.next = "Idle"
+                with m.Else():
+                    m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(s.next_base),
+                                 s.begin_length.eq(s.length)]
+                    m.d.sync += s.segment_base.eq(s.next_base)

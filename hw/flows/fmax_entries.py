@@ -68,11 +68,21 @@ def _pe_parameters(fit):
     return {key: value for key, value in parameters.items() if key != "pe_count"}
 
 
-def _lane_steps(lanes):
-    """Fewer feature lanes: every lane's paths keep their widths (only lanes go)."""
-    return [({"feature_lanes": n}, f"feature_lanes {lanes} -> {n} (fewer lanes of the same "
-                                   "widths: the lane paths are unchanged)")
-            for n in _LANE_STEPS if n < lanes]
+def _lane_steps(lanes, features):
+    """Fewer feature lanes, each with as many lists as in the full build (the features
+    shrink with the lanes): every lane's bank keeps its depth, so its block RAMs and their
+    output multiplexer, and every lane path its widths; only the feature index narrows."""
+    slots = lane_slots(features, 0, lanes)
+    steps = []
+    for n in _LANE_STEPS:
+        if n < lanes:
+            fewer = min(features, slots * n)
+            steps.append(({"feature_lanes": n, "feature_capacity": fewer},
+                          f"feature_lanes {lanes} -> {n} and feature_capacity {features} -> "
+                          f"{fewer} (fewer lanes holding {slots} lists each, as in the full build: "
+                          f"the lanes' banks and paths are unchanged; feature index "
+                          f"{bits(features - 1)} -> {bits(fewer - 1)} bits)"))
+    return steps
 
 
 def _trainer_steps(pe, trees=None, nodes=None):
@@ -167,7 +177,8 @@ def comparison_entries(fits=None):
     for name, parameters in pes.items():
         entries[f"processing_element[{name}]"] = {
             "design": "processing_element", "parameters": parameters,
-            "reductions": _lane_steps(parameters["feature_lanes"]), "widths_from": name}
+            "reductions": _lane_steps(parameters["feature_lanes"],
+                                      parameters["feature_capacity"]), "widths_from": name}
     trees = _max_trees()
     comparison = BUILDS["comparison"][1]
     shared = {**pe, "pe_count": TRAINER_PES, "max_trees": trees,
