@@ -88,27 +88,23 @@ def _lane_steps(lanes, features):
 def _trainer_steps(pe, trees=None, nodes=None):
     """Steps for a design with several PEs: two such PEs with their shared banks and sorters
     at the ctg widths need several times the ECP5's 208 block RAMs (each PE about 150), so
-    fewer lanes and fewer features (fewer lists in every bank; the feature index narrows,
-    the row, code, count and node widths stay); a system also holds fewer trees."""
+    fewer lanes, each holding as many lists as in the full build (so every lane bank keeps
+    its depth; fewer lists in the shared banks, the feature index narrows, the row, code,
+    count and node widths stay); a system also holds fewer trees."""
     lanes, features = pe["feature_lanes"], pe["feature_capacity"]
+    slots = lane_slots(features, 0, lanes)
     steps = []
-    for changes in ({"feature_lanes": 2, "feature_capacity": 8}, {"feature_capacity": 4},
-                    {"feature_lanes": 1}):
-        changes = dict(changes)
+    for n in (2, 1):
+        if n >= lanes:
+            continue
+        fewer = min(features, slots * n)
+        changes = {"feature_lanes": n, "feature_capacity": fewer}
+        why = [f"feature_lanes {lanes} -> {n} and feature_capacity {features} -> {fewer} (fewer "
+               f"lanes holding {slots} lists each, as in the full build; feature index "
+               f"{bits(features - 1)} -> {bits(fewer - 1)} bits, other widths unchanged)"]
         if trees is not None and not steps:
             changes["max_trees"] = _SYSTEM_TREES
-        why = []
-        if changes.get("feature_lanes", lanes) < lanes:
-            why.append(f"feature_lanes {lanes} -> {changes['feature_lanes']} (fewer lanes of the "
-                       "same widths)")
-            lanes = changes["feature_lanes"]
-        if changes.get("feature_capacity", features) < features:
-            why.append(f"feature_capacity {features} -> {changes['feature_capacity']} (fewer "
-                       f"lists per bank; feature index {bits(features - 1)} -> "
-                       f"{bits(changes['feature_capacity'] - 1)} bits, other widths unchanged)")
-            features = changes["feature_capacity"]
-        if "max_trees" in changes:
-            why.append(_tree_steps(trees, nodes, (changes["max_trees"],))[0][1])
+            why.append(_tree_steps(trees, nodes, (_SYSTEM_TREES,))[0][1])
         steps.append((changes, "; ".join(why)))
     return steps
 

@@ -9,6 +9,7 @@ import pytest
 
 import hw.flows.fmax
 from hw.designs import DESIGNS
+from hw.lane import lane_slots
 from hw.flows.fmax import _critical_sources, _overflow, _seed_list, fmax, fmax_entry, main, report
 from hw.flows.fmax_entries import comparison_entries, select
 from hw.flows.fmax_record import (design_digest, entry_digest, load_record, proxy_clock,
@@ -277,6 +278,20 @@ def test_entries_at_the_comparison_widths():
     inference = entries["inference_engine[ctg]"]["parameters"]
     assert inference["max_trees"] >= 100 and inference["max_nodes_per_tree"] == 2 * 1280 - 1
     assert entries["inbag_builder"]["parameters"]["lanes"] == 8
+    # A reduction to fewer lanes keeps every lane's bank as deep as in the full build (its
+    # block RAMs' output multiplexer is a path of its own), and the widths of the rest.
+    for name in ("processing_element[ctg]", "processing_element[cmc]", "forest_trainer[ctg]",
+                 "forest_system[ctg]"):
+        full = entries[name]["parameters"]
+        slots = lane_slots(full["feature_capacity"], 0, full["feature_lanes"])
+        assert entries[name]["reductions"], name
+        for step, why in entries[name]["reductions"]:
+            reduced = {**full, **step}
+            assert reduced["feature_lanes"] < full["feature_lanes"], (name, step)
+            assert lane_slots(reduced["feature_capacity"], 0, reduced["feature_lanes"]) == slots, (name, step)
+            assert f"holding {slots} lists each" in why
+            assert {key: reduced[key] for key in ("max_rows", "max_inbag_rows", "code_bits", "classes")} \
+                == {key: full[key] for key in ("max_rows", "max_inbag_rows", "code_bits", "classes")}
     for entry in entries.values():            # every build is one the design accepts
         if entry["design"] != "forest_system":    # (the system: its trainer and the engine)
             DESIGNS[entry["design"]][0](**entry["parameters"])._MustUse__silence = True
