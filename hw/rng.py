@@ -244,9 +244,10 @@ class TreeRandom(wiring.Component):
         or of bounds falling by one (a node's feature draws, ``n_features - position``) is
         decided without a subtract and a smear of the request. A bound one less shifts the
         cache down, the new lower mask worked out from ``cached_less`` (a register); any
-        other bound is registered in its cycle (``pending``) and its masks are worked out
-        from that register in the next, so it waits two cycles, and no request path runs
-        into the subtract and the smear. Returns (``known``, the candidate ``raw & mask``
+        other bound is registered in its cycle (``pending``), with or without a request, and
+        its masks are worked out from that register in the next, so a request with a bound
+        not shown before waits two cycles, and no request path runs into the subtract and
+        the smear. Returns (``known``, the candidate ``raw & mask``
         and whether it is below ``bound``), neither compare on the request's path."""
         width = self.bound_bits
         cached, cached_less = Signal(width), Signal(width, init=(1 << width) - 1)
@@ -259,7 +260,10 @@ class TreeRandom(wiring.Component):
         with m.If(self.requests.valid & less & ~same):
             m.d.sync += [cached.eq(cached_less), cached_less.eq(cached_less - 1),
                          mask_same.eq(mask_less), mask_less.eq(_smeared(cached_less - 2, width))]
-        with m.Elif(self.requests.valid & ~less & ~same):
+        with m.Elif(~less & ~same):
+            # Also while no request is made: a bound shown before its request (the
+            # bootstrap's n_rows while the tree's key is derived, a node's n_features
+            # while the scans before run) has its masks ready when the request comes.
             m.d.sync += [pending.eq(bound), pending_valid.eq(1)]
         with m.If(pending_valid):
             m.d.sync += [cached.eq(pending), cached_less.eq(pending - 1),

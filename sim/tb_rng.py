@@ -213,3 +213,51 @@ async def cached_masks_cost_cycles_only_at_a_new_bound(dut):
     new_bound = [0] + [int(b not in (a, a - 1)) for a, b in zip(bounds, bounds[1:])]
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
     assert gaps == [used[i] + 2 * new_bound[i] for i in range(1, len(bounds))], (bounds, gaps, used)
+
+
+@cocotb.test()
+async def a_bound_shown_before_its_request_costs_no_cycle(dut):
+    """A new bound (neither the last nor one less) on the request port while ``valid`` is
+    low has its masks worked out by then: shown ``k`` cycles before its request, the draw
+    comes ``max(0, 2 - k)`` cycles later than a draw of a bound already cached, with the
+    raw words it uses counted. Every draw still equals the model's."""
+    tb = _testbench(dut)
+    tb.requests.idle_probability = 0.0
+    tb.draws.stall_probability = 0.0
+    await tb.begin()
+    top = (1 << tb.bound_bits) - 1
+    seed, tree = tb.random_seed(), tb.random_tree()
+    await tb.start(seed, tree)
+    reference = ReferenceRandom(seed, tree)
+    cycle = 0
+
+    async def request(bound, shown):
+        """Show ``bound`` for ``shown`` cycles, then request it; returns (cycles from the
+        request to its draw, raw words it used)."""
+        nonlocal cycle
+        if shown:
+            dut.requests__payload.value = bound
+            for _ in range(shown):
+                await RisingEdge(dut.clk)
+        before, position = len(tb.draws.received), reference.position
+        tb.requests.send({"bound": bound})
+        start = cycle
+        while len(tb.draws.received) == before:
+            await RisingEdge(dut.clk)
+            cycle += 1
+            assert cycle - start < 200, f"no draw for bound {bound}"
+        assert tb.draws.received[-1]["value"] == reference.integer(bound)
+        return cycle - start, reference.position - position
+
+    previous = tb.rng.randint(3, top)
+    await request(previous, 0)
+    for case in range(24):
+        shown = case % 4
+        bound = tb.rng.randint(1, top)
+        while bound in (previous, previous - 1):
+            bound = tb.rng.randint(1, top)
+        latency, used = await request(bound, shown)
+        cached, cached_used = await request(bound, 0)        # the same bound: cached
+        assert latency - used == cached - cached_used + max(0, 2 - shown), (
+            case, previous, bound, shown, latency, used, cached, cached_used)
+        previous = bound

@@ -337,6 +337,8 @@ class Controller:
             m.next = "Draw a feature"
 
         with self.state("Wait for the scans"):
+            # The next node's first draw bound, shown to the generator from now on.
+            m.d.sync += s.draw_bound.eq(s.config.n_features)
             with m.If(s.combiner.combined == s.visited):
                 m.next = "Decide"
 

@@ -252,14 +252,16 @@ class ProcessingElement(wiring.Component):
         with m.If(self.busy):
             m.d.sync += s.cycles.eq(s.cycles + 1)
 
-        in_bag_bound = Mux(self.bootstrap, Mux(self.n_samples < self.n_rows, self.n_samples, self.n_rows),
-                           self.n_rows)
+        # More in-bag rows than a list holds: min(n_samples, n_rows) with a bootstrap, else
+        # n_rows, above max_inbag_rows; as compares with the constant only (no carry chain
+        # on the path from the configuration to the start's next state).
+        too_many_inbag = (self.n_rows > g.max_inbag_rows) & (~self.bootstrap | (self.n_samples > g.max_inbag_rows))
         s.config_bad = (
             (self.n_rows == 0) | (self.n_rows > g.max_rows) |
             (self.n_features == 0) | (self.n_features > g.feature_capacity) |
             (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > g.max_samples))) |
             # Known before the draws: all rows in the bag, or a sparse fill (few draws).
-            ((~self.bootstrap | port_config.sparse) & (in_bag_bound > g.max_inbag_rows)) |
+            ((~self.bootstrap | port_config.sparse) & too_many_inbag) |
             (self.features_per_split == 0) | (self.min_samples_split < 2) | (self.min_samples_leaf == 0) |
             (self.depth_limited & (self.depth_limit > g.max_depth)))
 
@@ -461,8 +463,10 @@ class ProcessingElement(wiring.Component):
             # never request at once: the sparse fill draws before the running tree's
             # first draw or, for a queued tree, once a thesis-mode tree is past its root).
             inbag.draw_requests.valid.eq(s.draw_valid | sparse.draw_requests.valid),
-            inbag.draw_requests.p.bound.eq(Mux(s.draw_valid, s.draw_bound,
-                                               sparse.draw_requests.p.bound)),
+            # Between requests the controller's next bound is shown, so the generator
+            # has its masks ready (``hw.rng``).
+            inbag.draw_requests.p.bound.eq(Mux(sparse.draw_requests.valid,
+                                               sparse.draw_requests.p.bound, s.draw_bound)),
             sparse.draw_requests.ready.eq(inbag.draw_requests.ready & ~s.draw_valid),
             sparse.draws.valid.eq(inbag.draws.valid), sparse.draws.p.eq(inbag.draws.p),
             inbag.draws.ready.eq(sparse.draws.ready),

@@ -13,7 +13,7 @@ def test_generator_matches_model_in_verilator():
         testbench={"seed_count": 1200, "long_draws": 2000,
                    "idle_probability": 0.3, "stall_probability": 0.3},
         seed=20261122)
-    assert (tests, failed) == (6, 0)
+    assert (tests, failed) == (7, 0)
 
 
 def test_generator_matches_model_with_heavy_stalls_and_narrow_bounds():
@@ -22,7 +22,7 @@ def test_generator_matches_model_with_heavy_stalls_and_narrow_bounds():
         testbench={"seed_count": 300, "long_draws": 300,
                    "idle_probability": 0.7, "stall_probability": 0.7},
         seed=7)
-    assert tests == 6
+    assert tests == 7
 
 
 def test_a_wrong_reference_makes_the_simulation_fail():

@@ -128,6 +128,9 @@ def test_too_big_even_reduced_is_not_placed(tmp_path, monkeypatch):
 def test_overflow_counts_carry_cells_twice():
     assert _overflow({"LUT4": 10, "CCU2C": 5, "TRELLIS_FF": 3}) == {}
     assert _overflow({"LUT4": 83_000, "CCU2C": 500}) == {"TRELLIS_COMB": (84_000, 83_640)}
+    # Multipliers: half of the 156 (a build using more did not route within the hour).
+    assert _overflow({"MULT18X18D": 78}) == {}
+    assert _overflow({"MULT18X18D": 79}) == {"MULT18X18D": (79, 78)}
 
 
 def test_critical_sources_skip_the_probe():
