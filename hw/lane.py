@@ -201,7 +201,6 @@ class FeatureLane(wiring.Component):
         s.job = Signal(job_layout(self.slot_bits, self.visit_bits))
         s.threshold = Signal(self.code_bits)
         s.segment_base = Signal(self.address_bits)     # the partitioned slot's first address
-        s.next_base = Signal(self.address_bits)        # the next slot's first address
         s.prefetched = Signal()                        # the queued job's read has begun
 
     def _slot_offset(self, slot_value):
@@ -409,8 +408,19 @@ class FeatureLane(wiring.Component):
     def _partition(self, m, s):
         """Stable partition of every used slot, written back in place."""
         partition = s.partition
+        with m.State("Start a partition"):
+            # The next slot's read begins from registers (a cycle between slots): begun as
+            # the slot before's last entry is taken, the partition unit's ``ready`` would
+            # run into the bank's read address.
+            m.d.comb += self.busy.eq(1)
+            with m.If(s.slot == s.slots_used):
+                m.next = "Idle"
+            with m.Else():
+                base = self._base(s, s.slot)
+                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(base), s.begin_length.eq(s.length)]
+                m.d.sync += s.segment_base.eq(base)
+                m.next = "Partition"
         with m.State("Partition"):
-            m.d.sync += s.next_base.eq(self._slot_offset(s.slot + 1) + s.start)
             m.d.comb += [
                 self.busy.eq(1),
                 partition.segment_in.valid.eq(s.staged),
@@ -418,12 +428,6 @@ class FeatureLane(wiring.Component):
                 partition.segment_in.p.base.eq(s.segment_base),
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
-            # The next slot's read begins as this slot's last entry is taken.
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):
                 m.d.sync += s.slot.eq(s.slot + 1)
-                with m.If(s.slot + 1 == s.slots_used):
-                    m.next = "Idle"
-                with m.Else():
-                    m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(s.next_base),
-                                 s.begin_length.eq(s.length)]
-                    m.d.sync += s.segment_base.eq(s.next_base)
+                m.next = "Start a partition"
