@@ -14,9 +14,11 @@ What is placed: every design at the widths the comparison uses
 processing elements of ``docs/pe_fit.json``, the forest trainer with 2 PEs, the inference
 engine for 100 trees, the forest system), each over several placer seeds (``--seeds``,
 default 3); an entry's Fmax is the minimum over its seeds, each seed's figure and critical
-path kept. A build that does not fit the ECP5-85K is reduced step by step (fewer feature
-lanes, fewer trees in the node memory: the paths keep their widths) until it fits, and
-its note says what was reduced and why. ``results/fmax.md``/``.json`` hold the run's
+path kept. A build that does not fit the ECP5-85K, or uses more than half its multipliers
+(:data:`ROUTABLE_MULTIPLIERS`), is reduced step by step (fewer feature lanes each holding
+as many lists as in the full build, fewer trees in the node memory: the paths keep their
+widths and the lane banks their depth) until it fits, and its note says what was reduced
+and why. ``results/fmax.md``/``.json`` hold the run's
 entries; ``docs/fmax.json`` (:mod:`hw.flows.fmax_record`) keeps every entry measured, with
 the digest of the sources and parameters it was measured on, and :func:`proxy_clock`
 turns it into the clock the comparison assumes.
@@ -52,7 +54,7 @@ from hw.flows.fmax_entries import comparison_entries, select
 from hw.flows.fmax_record import (FMAX_RECORD, design_digest, entry_digest, load_record,
                                   proxy_clock, tool_versions, update_record)
 
-__all__ = ["ECP5_85K", "FMAX_RECORD", "DEFAULT_SEEDS", "synthesise", "place_and_route",
+__all__ = ["ECP5_85K", "ROUTABLE_MULTIPLIERS", "FMAX_RECORD", "DEFAULT_SEEDS", "synthesise", "place_and_route",
            "fmax_entry", "fmax", "report", "record_results", "load_record", "proxy_clock", "design_digest", "main"]
 
 _BIN = Path(sys.executable).parent
