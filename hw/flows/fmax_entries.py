@@ -68,44 +68,38 @@ def _pe_parameters(fit):
     return {key: value for key, value in parameters.items() if key != "pe_count"}
 
 
-def _lane_steps(lanes, features):
-    """Fewer feature lanes, each with as many lists as in the full build (the features
-    shrink with the lanes): every lane's bank keeps its depth, so its block RAMs and their
-    output multiplexer, and every lane path its widths; only the feature index narrows."""
+def _fewer_lanes(lanes, features, n):
+    """A step to ``n`` feature lanes, each holding as many lists as in the full build (the
+    features shrink with the lanes): every lane's bank keeps its depth, so its block RAMs
+    and their output multiplexer, and every lane path its widths; only the feature index
+    narrows. Returns ``(changes, why)``."""
     slots = lane_slots(features, 0, lanes)
-    steps = []
-    for n in _LANE_STEPS:
-        if n < lanes:
-            fewer = min(features, slots * n)
-            steps.append(({"feature_lanes": n, "feature_capacity": fewer},
-                          f"feature_lanes {lanes} -> {n} and feature_capacity {features} -> "
-                          f"{fewer} (fewer lanes holding {slots} lists each, as in the full build: "
-                          f"the lanes' banks and paths are unchanged; feature index "
-                          f"{bits(features - 1)} -> {bits(fewer - 1)} bits)"))
-    return steps
+    fewer = min(features, slots * n)
+    return ({"feature_lanes": n, "feature_capacity": fewer},
+            f"feature_lanes {lanes} -> {n} and feature_capacity {features} -> {fewer} (fewer "
+            f"lanes holding {slots} lists each, as in the full build: the lanes' banks and "
+            f"paths are unchanged; feature index {bits(features - 1)} -> {bits(fewer - 1)} bits)")
+
+
+def _lane_steps(lanes, features):
+    """Fewer feature lanes (:func:`_fewer_lanes`), down to one."""
+    return [_fewer_lanes(lanes, features, n) for n in _LANE_STEPS if n < lanes]
 
 
 def _trainer_steps(pe, trees=None, nodes=None):
     """Steps for a design with several PEs: two such PEs with their shared banks and sorters
     at the ctg widths need several times the ECP5's 208 block RAMs (each PE about 150), so
-    fewer lanes, each holding as many lists as in the full build (so every lane bank keeps
-    its depth; fewer lists in the shared banks, the feature index narrows, the row, code,
+    fewer lanes (:func:`_fewer_lanes`: fewer lists in the shared banks too, the row, code,
     count and node widths stay); a system also holds fewer trees."""
-    lanes, features = pe["feature_lanes"], pe["feature_capacity"]
-    slots = lane_slots(features, 0, lanes)
     steps = []
     for n in (2, 1):
-        if n >= lanes:
+        if n >= pe["feature_lanes"]:
             continue
-        fewer = min(features, slots * n)
-        changes = {"feature_lanes": n, "feature_capacity": fewer}
-        why = [f"feature_lanes {lanes} -> {n} and feature_capacity {features} -> {fewer} (fewer "
-               f"lanes holding {slots} lists each, as in the full build; feature index "
-               f"{bits(features - 1)} -> {bits(fewer - 1)} bits, other widths unchanged)"]
+        changes, why = _fewer_lanes(pe["feature_lanes"], pe["feature_capacity"], n)
         if trees is not None and not steps:
             changes["max_trees"] = _SYSTEM_TREES
-            why.append(_tree_steps(trees, nodes, (_SYSTEM_TREES,))[0][1])
-        steps.append((changes, "; ".join(why)))
+            why += "; " + _tree_steps(trees, nodes, (_SYSTEM_TREES,))[0][1]
+        steps.append((changes, why))
     return steps
 
 
