@@ -65,7 +65,7 @@ def pe_invariants(prefix="", servers=True):
             lambda s: ~Cat(at(s, name) for name in errors).any()
             | in_states(at(s, "fsm_state"), "Idle"),
     }
-    review = ("Review the node", "Wait for the scans", "Check constant features",
+    review = ("Review the node", "Too deep", "Wait for the scans", "Check constant features",
               "Wait for the constant check", "Draw a feature", "Swap", "Visit the drawn feature",
               "Decide", "Write the left child", "Write the right child")
     found[f"node <= level end <= nodes created <= max_nodes, node < level end in review{where}"] = (

@@ -54,17 +54,19 @@ class Controller:
         m, s, pe = self.m, self.s, self.pe
         port_config = s.port_config
         with m.If(pe.start):
+            # The configuration is taken whether or not it passes its check (a failed
+            # one leaves the PE idle), so the check never reaches its wide enable.
             m.d.sync += [pe.bad_config.eq(s.config_bad), pe.bad_input.eq(0),
                          pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
                          pe.inbag_overflow.eq(0), pe.done.eq(0),
-                         s.cycles.eq(0), s.draw_valid.eq(0)]
+                         s.cycles.eq(0), s.draw_valid.eq(0), s.config.eq(port_config),
+                         s.lane_go.eq(0)]
             with m.If(s.config_bad):
                 # (and no pulse of a promotion in this cycle starts anything)
                 m.d.sync += [s.start_inbag.eq(0), s.start_prologue.eq(0)]
                 m.next = "Idle"
             with m.Else():
-                m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(port_config.sparse),
-                             s.config.eq(port_config)]
+                m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(port_config.sparse)]
                 with m.If(port_config.sparse):
                     m.next = "Wait for the prologue"
                 with m.Else():
@@ -87,6 +89,15 @@ class Controller:
         with m.Else():
             m.d.sync += s.start_inbag.eq(1)
             m.next = "Draw the bootstrap"
+
+    def command_lanes(self, command, lane=None):
+        """The lanes (or only lane number ``lane``, a value) get ``command`` in the next
+        cycle, from registers (``lane_go``, one bit per lane, and ``lane_command``): the
+        state the controller enters then is the one the command belongs to."""
+        m, s = self.m, self.s
+        every = Const((1 << len(s.lane_go)) - 1, len(s.lane_go))
+        m.d.sync += [s.lane_go.eq(every if lane is None else Const(1, len(s.lane_go)) << lane),
+                     s.lane_command.eq(command)]
 
     def abort(self, flag):
         self.m.d.sync += [flag.eq(1), self.s.queued.eq(0), self.s.draw_valid.eq(0)]
@@ -256,7 +267,9 @@ class Controller:
             with m.If(review.leaf):
                 self.review_next(s.node + 1)
             with m.Elif(review.deepest):
-                self.abort(pe.depth_overflow)
+                # (aborted in a state of its own: the review memory's read reaches no
+                # more than the next state, not the queue and the flags)
+                m.next = "Too deep"
             with m.Else():
                 m.d.comb += combiner.clear.eq(1)
                 m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1)]
@@ -270,10 +283,13 @@ class Controller:
                     m.d.sync += s.visited.eq(1)
                     m.next = "Wait for the scans"
                 with m.Else():
+                    self.command_lanes(LaneCommand.CONSTANT)
                     m.next = "Check constant features"
 
+        with self.state("Too deep"):
+            self.abort(pe.depth_overflow)
+
         with self.state("Check constant features"):
-            m.d.comb += [s.lane_go.eq(1), s.lane_command.eq(LaneCommand.CONSTANT)]
             m.next = "Wait for the constant check"
 
         with self.state("Wait for the constant check"):
@@ -414,22 +430,19 @@ class Controller:
             m.d.comb += s.job_read.addr.eq(s.job_index)
             job = s.job_read.data
             m.d.sync += [s.segment_start.eq(job.start), s.segment_length.eq(job.length),
-                         s.threshold.eq(job.threshold), s.go_left_slot.eq(job.feature >> lane_bits),
-                         s.go_left_lane.eq(job.feature[:lane_bits] if lane_bits else 0)]
+                         s.threshold.eq(job.threshold), s.go_left_slot.eq(job.feature >> lane_bits)]
+            self.command_lanes(LaneCommand.GO_LEFT, job.feature[:lane_bits] if lane_bits else 0)
             m.next = "Go left"
 
         with self.state("Go left"):
-            m.d.comb += s.lane_command.eq(LaneCommand.GO_LEFT)
-            for index, lane in enumerate(s.lanes):
-                m.d.comb += lane.go.eq(s.go_left_lane == index)
             m.next = "Wait for the go-left bits"
 
         with self.state("Wait for the go-left bits"):
             with m.If(~s.lanes_busy):
+                self.command_lanes(LaneCommand.PARTITION)
                 m.next = "Partition the lists"
 
         with self.state("Partition the lists"):
-            m.d.comb += [s.lane_go.eq(1), s.lane_command.eq(LaneCommand.PARTITION)]
             m.next = "Wait for the partition"
 
         with self.state("Wait for the partition"):

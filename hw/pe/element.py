@@ -176,9 +176,8 @@ class ProcessingElement(wiring.Component):
         self._sparse_fill(m, s)
         self._start_and_queue(m, s)
         fsm = Controller(self, m, s).build()
-        for lane in s.lanes:
-            with m.If(s.lane_go):
-                m.d.comb += lane.go.eq(1)
+        for index, lane in enumerate(s.lanes):
+            m.d.comb += lane.go.eq(s.lane_go[index])
 
         # The controller's state encoding (value of ``fsm_state`` -> name), for profiling.
         self.controller_states = {value: name for name, value in fsm.encoding.items()}
@@ -310,7 +309,6 @@ class ProcessingElement(wiring.Component):
         s.segment_start = Signal(g.position_bits)
         s.segment_length = Signal(g.position_bits)
         s.threshold = Signal(g.code_bits)
-        s.go_left_lane = Signal(max(1, g.lane_bits))
         s.go_left_slot = Signal(range(g.slots))
         s.jobs_queued = Signal(g.node_bits + 1)
         s.job_index = Signal(g.node_bits + 1)
@@ -340,8 +338,10 @@ class ProcessingElement(wiring.Component):
         """Inputs shared by all lanes, their status, the go-left bits and the result combiner."""
         g = self.geometry
         lanes, config = s.lanes, s.config
+        # A command to the lanes, from registers (the controller's ``command_lanes``).
         s.lane_command = Signal(LaneCommand)
-        s.lane_go = Signal()
+        s.lane_go = Signal(g.feature_lanes)
+        m.d.sync += s.lane_go.eq(0)
         for index, lane in enumerate(lanes):
             # Lists held by a lane: features lane, lane + lanes, ... below n_features.
             slots_used = Signal(bits(g.slots), name=f"slots_used{index}")
