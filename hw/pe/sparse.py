@@ -41,7 +41,7 @@ class SparseFill(wiring.Component):
     feature, counts, drawn_count : Out
         The tree's feature, the root's class totals and the number of distinct rows.
     begin_write : In(1)
-        The sorted rows go into lane 0, slot 0, one per cycle, from the next cycle on.
+        The sorted rows go into lane 0, slot 0, one per cycle, from the second cycle on.
     writing, fill_address, fill_entry : Out
         While ``writing``: the lane-0 entry written at ``fill_address`` (row, code, weight).
     """
@@ -210,20 +210,27 @@ class SparseFill(wiring.Component):
 
     def _write(self, m):
         """The sorted rows into lane 0, slot 0, one per cycle from the root's write on: the
-        root's scan starts reading slot 0 at least four cycles later, one entry per cycle,
-        so it never overtakes. The prologue registers stay the running tree's until this
+        root's scan starts reading slot 0 at least four cycles after the first write
+        would have been made (three after it is, a cycle later from registers), one entry
+        per cycle, so it never overtakes. The prologue registers stay the running tree's until this
         ends (a queued tree's prologue waits for it), and so does the tree's end."""
         sorted_rows, sorted_codes, sorted_labels, sorted_weights = self._sorted
-        sparse_write = self.fill_address
-        with m.If(self.writing):
+        # The entry selected from the prologue's registers is written a cycle later from
+        # registers (``writing``, ``fill_address``, ``fill_entry``), so the selection's
+        # multiplexers never reach the bank's write port.
+        selecting = Signal()
+        sparse_write = Signal.like(self.fill_address)
+        m.d.sync += self.writing.eq(selecting)
+        with m.If(selecting):
             sparse_label = Array(sorted_labels)[sparse_write]
-            m.d.comb += [self.fill_entry.row.eq(Array(sorted_rows)[sparse_write]),
+            m.d.sync += [self.fill_address.eq(sparse_write),
+                         self.fill_entry.row.eq(Array(sorted_rows)[sparse_write]),
                          self.fill_entry.code.eq(Cat(Array(sorted_codes)[sparse_write], sparse_label)),
-                         self.fill_entry.weight.eq(Array(sorted_weights)[sparse_write])]
-            m.d.sync += sparse_write.eq(sparse_write + 1)
+                         self.fill_entry.weight.eq(Array(sorted_weights)[sparse_write]),
+                         sparse_write.eq(sparse_write + 1)]
             with m.If(sparse_write == self.drawn_count - 1):
-                m.d.sync += self.writing.eq(0)
+                m.d.sync += selecting.eq(0)
         with m.If(self.begin_write):
-            m.d.sync += [sparse_write.eq(0), self.writing.eq(1)]
+            m.d.sync += [sparse_write.eq(0), selecting.eq(1)]
         with m.If(self.start):      # the tree is abandoned
-            m.d.sync += self.writing.eq(0)
+            m.d.sync += [selecting.eq(0), self.writing.eq(0)]
