@@ -74,14 +74,16 @@ def carry_save_sum(m, plus, minus=()):
     return result
 
 
-def logic_product_rows(m, name, a, b):
-    """``a x b`` in logic, no multiplier block: the partial products (``a`` where a bit of
-    ``b`` is set, shifted) reduced by carry-save adders to two registered rows, returned as
-    (shift, row) pairs whose sum is the product modulo ``2**width`` (``width`` at least
-    ``len(a) + len(b)``, so the product is exact in any sum taken modulo ``2**k``,
-    ``k <= width``). The scan's small multiplies are built this way (:class:`hw.gini.GiniScanner`)."""
+def logic_product_rows(m, name, a, b, plus=()):
+    """``a x b + sum(plus)`` in logic, no multiplier block: the partial products (``a``
+    where a bit of ``b`` is set, shifted) and the ``plus`` terms ((shift, value) pairs)
+    reduced by carry-save adders to two registered rows, returned as (shift, row) pairs
+    whose sum is the result modulo ``2**width`` (``width`` is ``len(a) + len(b) + 1``: the
+    caller keeps the result below ``2**width``, so it is exact in any sum taken modulo
+    ``2**k``, ``k <= width``). The scan's small multiplies are built this way
+    (:class:`hw.gini.GiniScanner`, whose weights come as ``w - 1``: ``w x = (w - 1) x + x``)."""
     width = len(a) + len(b) + 1
-    partial = _rows([(j, Mux(b[j], a, 0)) for j in range(len(b))], width)
+    partial = _rows([(j, Mux(b[j], a, 0)) for j in range(len(b))] + list(plus), width)
     rows = []
     for i, row in enumerate(_carry_save_rows(m, partial, width)):
         registered = Signal(width, name=f"{name}_row{i}")

@@ -12,7 +12,7 @@ the segment's rows split the same way as at the left code, and unseen values in 
 are shared between the sides (scikit-learn's midpoint, in code space).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -31,10 +31,11 @@ def segment_layout(classes, count_bits, row_bits):
 
 
 def entry_layout(code_bits, classes, count_bits):
-    """One entry of a sorted segment; ``last`` on the segment's final entry, ``weight`` at
-    least 1 (an in-bag row's multiplicity)."""
+    """One entry of a sorted segment; ``last`` on the segment's final entry; its weight
+    ``w`` (an in-bag row's multiplicity, at least 1) as ``weight_less_one``, ``w - 1``, as
+    the lists store it (so no adder lies between a list's read and the scan's products)."""
     return data.StructLayout({
-        "code": code_bits, "label": range(classes), "weight": count_bits, "last": 1,
+        "code": code_bits, "label": range(classes), "weight_less_one": count_bits, "last": 1,
     })
 
 
@@ -168,10 +169,15 @@ class GiniScanner(wiring.Component):
         # and added into A and B the cycle after with them (one carry chain each); the
         # squared totals have a squarer of their own.
         entry = self.entries.p
-        weight, left_count, right_count = entry.weight, left[entry.label], right[entry.label]
-        product_left = logic_product_rows(m, "product_left", left_count, weight)      # w L_c
-        product_right = logic_product_rows(m, "product_right", right_count, weight)   # w R_c
-        square = logic_product_rows(m, "square", weight, weight)                      # w^2
+        # The weight comes as w - 1 (``less``): w L_c = (w - 1) L_c + L_c, and
+        # w^2 = (w - 1)^2 + 2 (w - 1) + 1, so no adder stands in front of the products.
+        less, left_count, right_count = entry.weight_less_one, left[entry.label], right[entry.label]
+        product_left = logic_product_rows(m, "product_left", left_count, less,
+                                          plus=[(0, left_count)])                     # w L_c
+        product_right = logic_product_rows(m, "product_right", right_count, less,
+                                           plus=[(0, right_count)])                   # w R_c
+        square = logic_product_rows(m, "square", less, less,
+                                    plus=[(1, less), (0, Const(1, 1))])               # w^2
         total_square = logic_product_rows(m, "total_square", operand, operand)        # T_c^2 or 0
         m.d.sync += [operand.eq(0), stepped.eq(0)]
 
@@ -253,10 +259,11 @@ class GiniScanner(wiring.Component):
                     # Move the entry from right to left (A and B follow a cycle later).
                     m.d.sync += [
                         stepped.eq(1),
-                        left[entry.label].eq(left_count + weight),
-                        right[entry.label].eq(right_count - weight),
-                        left_weight.eq(left_weight + weight),
-                        right_weight.eq(right_weight - weight),
+                        # + w is + (w - 1) + 1; - w is + ~(w - 1), modulo the count width
+                        left[entry.label].eq(left_count + less + 1),
+                        right[entry.label].eq(right_count + ~less),
+                        left_weight.eq(left_weight + less + 1),
+                        right_weight.eq(right_weight + ~less),
                         left_rows.eq(left_rows + 1),
                         previous_code.eq(entry.code), have_previous.eq(1),
                     ]

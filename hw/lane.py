@@ -209,17 +209,17 @@ class FeatureLane(wiring.Component):
         return Array(Const(slot * self.list_rows, self.address_bits)
                      for slot in range(self.slots))[slot_value]
 
-    def _base(self, s, slot_value):
-        """Bank address of the segment's first entry in slot ``slot_value``."""
-        return self._slot_offset(slot_value) + s.start
+    def _base(self, slot_value, start):
+        """Bank address of the entry at ``start`` of slot ``slot_value``."""
+        return self._slot_offset(slot_value) + start
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
         consumer the state selects, from an output register (``s.entry``, valid while
         ``s.staged``) with a skid register behind it (:class:`hw.skid.SkidOutput`), so the
         bank's read enable is a function of registers only and the consumer sees an entry
-        through no block-RAM output multiplexer and no adder (the stored weight less one
-        gets its one back on the way in). The read port only moves when the entry it holds
+        through no block-RAM output multiplexer (the registers hold the entry as stored,
+        and its weight gets its one back on the way out, after them). The read port only moves when the entry it holds
         can move on, so back-pressure never loses an entry. A begin resets the reader
         whatever it holds (a begin of length 0 empties it)."""
         read_address = Signal(self.address_bits)
@@ -230,13 +230,19 @@ class FeatureLane(wiring.Component):
         s.begin_read = Signal()
         s.begin_address = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
-        read = Signal(self.entry_layout)
-        m.d.comb += [read.row.eq(s.bank_read.data.row), read.code.eq(s.bank_read.data.code),
-                     read.weight.eq(s.bank_read.data.weight_less_one + 1), read.last.eq(staged_last)]
-        # ``s.entry`` (with ``last``) is offered while ``s.staged``.
-        output = SkidOutput(self.entry_layout, name="entry")
+        held_layout = data.StructLayout({"stored": self.stored_layout, "last": 1})
+        read = Signal(held_layout)
+        m.d.comb += [read.stored.eq(s.bank_read.data), read.last.eq(staged_last)]
+        # ``s.entry`` (with ``last``) is offered while ``s.staged``; its weight gets its
+        # one back after the output register, not between the bank and the register.
+        output = SkidOutput(held_layout, name="entry")
         staged_moves = output.feed(m, staged, read, s.consumer_ready)
-        s.entry, s.staged = output.payload, output.valid
+        s.staged = output.valid
+        s.entry = Signal(self.entry_layout)
+        held = output.payload
+        s.entry_weight_less_one = held.stored.weight_less_one     # (the scanner's form)
+        m.d.comb += [s.entry.row.eq(held.stored.row), s.entry.code.eq(held.stored.code),
+                     s.entry.weight.eq(held.stored.weight_less_one + 1), s.entry.last.eq(held.last)]
         advance = ~staged | staged_moves
         # A segment's first read is made in the cycle it begins (the reader is empty then),
         # from its address as it is worked out, so the output register costs no cycle.
@@ -306,8 +312,7 @@ class FeatureLane(wiring.Component):
                         m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0)]
                         m.next = "Check constant features"
                     with m.Case(LaneCommand.GO_LEFT):
-                        m.d.comb += [s.begin_address.eq(self._slot_offset(self.go_left_slot)
-                                                        + self.segment_start),
+                        m.d.comb += [s.begin_address.eq(self._base(self.go_left_slot, self.segment_start)),
                                      s.begin_length.eq(self.segment_length)]
                         m.d.sync += s.slot.eq(self.go_left_slot)
                         m.next = "Go left"
@@ -330,7 +335,7 @@ class FeatureLane(wiring.Component):
             m.d.comb += self.busy.eq(1)
             check_slot = s.check_index[1:]
             issuing = check_slot < s.slots_used
-            m.d.comb += [s.bank_read.addr.eq(self._base(s, check_slot) +
+            m.d.comb += [s.bank_read.addr.eq(self._base(check_slot, s.start) +
                                              Mux(s.check_index[0], s.length - 1, 0)),
                          s.bank_read.en.eq(1)]
             m.d.sync += [s.check_pending.eq(issuing), s.check_pending_index.eq(s.check_index),
@@ -361,21 +366,21 @@ class FeatureLane(wiring.Component):
                      scanner.segments.p.class_counts.eq(self.totals),
                      scanner.segments.p.rows.eq(self.segment_length),
                      s.begin_read.eq(~s.prefetched),
-                     s.begin_address.eq(self._slot_offset(slot) + self.segment_start),
+                     s.begin_address.eq(self._base(slot, self.segment_start)),
                      s.begin_length.eq(self.segment_length)]
 
     def _scan(self, m, s):
         """Scanning one slot's segment for the best split."""
         scanner = s.scanner
+        # The payloads go to their consumers whatever the state (only valid and ready
+        # depend on it), so no state decode lies between the reader's registers and the
+        # scanner's products.
+        m.d.comb += [scanner.entries.p.code.eq(s.entry_code), scanner.entries.p.label.eq(s.entry_label),
+                     scanner.entries.p.weight_less_one.eq(s.entry_weight_less_one),
+                     scanner.entries.p.last.eq(s.staged_last)]
         with m.State("Scan the segment"):
-            m.d.comb += [
-                scanner.entries.valid.eq(s.staged),
-                scanner.entries.p.code.eq(s.entry_code),
-                scanner.entries.p.label.eq(s.entry_label),
-                scanner.entries.p.weight.eq(s.entry.weight),
-                scanner.entries.p.last.eq(s.staged_last),
-                s.consumer_ready.eq(scanner.entries.ready),
-            ]
+            m.d.comb += [scanner.entries.valid.eq(s.staged),
+                         s.consumer_ready.eq(scanner.entries.ready)]
             with m.If(s.staged & s.staged_last & scanner.entries.ready):
                 m.next = "Offer the result"
         with m.State("Offer the result"):
@@ -386,7 +391,7 @@ class FeatureLane(wiring.Component):
             queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
             with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
                 m.d.comb += [s.begin_read.eq(1),
-                             s.begin_address.eq(self._slot_offset(queued.slot) + self.segment_start),
+                             s.begin_address.eq(self._base(queued.slot, self.segment_start)),
                              s.begin_length.eq(self.segment_length)]
                 m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):
@@ -394,12 +399,12 @@ class FeatureLane(wiring.Component):
 
     def _go_left(self, m, s):
         """Go-left bits of a split on this lane's feature."""
+        m.d.comb += [self.decisions_out.p.row.eq(s.entry.row),
+                     self.decisions_out.p.left.eq(s.entry_code <= s.threshold)]
         with m.State("Go left"):
             m.d.comb += [
                 self.busy.eq(1),
                 self.decisions_out.valid.eq(s.staged),
-                self.decisions_out.p.row.eq(s.entry.row),
-                self.decisions_out.p.left.eq(s.entry_code <= s.threshold),
                 s.consumer_ready.eq(self.decisions_out.ready),
             ]
             with m.If(s.staged & s.staged_last & self.decisions_out.ready):
@@ -416,16 +421,16 @@ class FeatureLane(wiring.Component):
             with m.If(s.slot == s.slots_used):
                 m.next = "Idle"
             with m.Else():
-                base = self._base(s, s.slot)
+                base = self._base(s.slot, s.start)
                 m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(base), s.begin_length.eq(s.length)]
                 m.d.sync += s.segment_base.eq(base)
                 m.next = "Partition"
+        m.d.comb += [partition.segment_in.p.entry.eq(s.entry),
+                     partition.segment_in.p.base.eq(s.segment_base)]
         with m.State("Partition"):
             m.d.comb += [
                 self.busy.eq(1),
                 partition.segment_in.valid.eq(s.staged),
-                partition.segment_in.p.entry.eq(s.entry),
-                partition.segment_in.p.base.eq(s.segment_base),
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):

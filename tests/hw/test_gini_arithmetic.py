@@ -6,7 +6,7 @@ import itertools
 import random
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Const, Module, Signal
 from amaranth.sim import Simulator
 
 from hw.arith import carry_save_sum, logic_product_rows
@@ -53,6 +53,32 @@ def test_logic_products_at_count_widths():
         assert products_in_logic(bits, bits, pairs) == [x * y for x, y in pairs]
         squares = products_in_logic(bits, bits, [(x, x) for x, _ in pairs], shared=True)
         assert squares == [x * x for x, _ in pairs]
+
+
+@pytest.mark.parametrize("a_bits, b_bits", [(1, 1), (4, 3), (3, 5)])
+def test_products_of_a_weight_less_one_are_the_weights(a_bits, b_bits):
+    """The scanner's forms: (w - 1) x + x = w x and (w - 1)^2 + 2 (w - 1) + 1 = w^2, for
+    every x and every w - 1 (the largest w, 2**b_bits, included)."""
+    m = Module()
+    x, less = Signal(a_bits), Signal(b_bits)
+    product = logic_product_rows(m, "product", x, less, plus=[(0, x)])
+    square = logic_product_rows(m, "square", less, less, plus=[(1, less), (0, Const(1, 1))])
+    pairs = list(itertools.product(range(1 << a_bits), range(1 << b_bits)))
+    got = []
+
+    async def bench(ctx):
+        for value, w_less in pairs:
+            ctx.set(x, value)
+            ctx.set(less, w_less)
+            await ctx.tick()
+            got.append(tuple(sum(ctx.get(row) << shift for shift, row in rows) % (1 << len(rows[0][1]))
+                             for rows in (product, square)))
+
+    simulator = Simulator(m)
+    simulator.add_clock(1e-8)
+    simulator.add_testbench(bench)
+    simulator.run()
+    assert got == [(value * (w_less + 1), (w_less + 1) ** 2) for value, w_less in pairs]
 
 
 def test_carry_save_sum_signs_a_difference():
