@@ -24,10 +24,12 @@ class LaneCombiner(wiring.Component):
       products of its cross products with the best (:func:`hw.arith.tiles`), and the
       decision is the sign of their difference, summed by carry-save adders and one carry
       chain, with the visits in its low bits so that equal scores go to the earlier visit
-      without a second, equality compare. The next result is taken in the cycle of that
-      decision, so a compared result is counted two cycles after it is taken (one
-      before) and results are taken at most one per two cycles while the best is being
-      compared.
+      without a second, equality compare. The decision writes only what the next
+      comparison needs (the best's fraction and visit); the rest of the split and its
+      feature follow a cycle later, so the decision drives a few enables, not the whole
+      result's. The next result is taken in the cycle of that decision, so a compared
+      result is counted three cycles after it is taken (one before) and results are
+      taken at most one per two cycles while the best is being compared.
 
     Members
     -------
@@ -82,8 +84,11 @@ class LaneCombiner(wiring.Component):
         held_valid = Signal(name="held_valid")
         best = self.split
         over, under = _cross_products(m, compared.split, best)
-        m.d.sync += [held.eq(compared), held_feature.eq(compared_feature),
-                     held_valid.eq(compared_valid), compared_valid.eq(0)]
+        # ``held`` changes only with a new compared result (at most every other cycle),
+        # so it still holds the decided one in the cycle after its decision.
+        with m.If(compared_valid):
+            m.d.sync += [held.eq(compared), held_feature.eq(compared_feature)]
+        m.d.sync += [held_valid.eq(compared_valid), compared_valid.eq(0)]
         visit_bits = len(self.visit)
         # Higher score wins, then the earlier visit: ~visit in the low bits (visits of one
         # node differ, so the two sides are never equal).
@@ -101,13 +106,19 @@ class LaneCombiner(wiring.Component):
                          compared_valid.eq(1)]
         with m.Elif(taking & chosen.split.found):
             self._keep(m, chosen, chosen_feature)
-        m.d.comb += counted.eq((taking & ~(chosen.split.found & self.found)) + held_valid)
+        decided = Signal(name="decided")             # held was decided a cycle ago ...
+        taken = Signal(name="taken")                 # ... and is the best: the rest follows
+        m.d.sync += [decided.eq(held_valid), taken.eq(take)]
+        m.d.comb += counted.eq((taking & ~(chosen.split.found & self.found)) + decided)
         with m.If(take):
+            m.d.sync += [self.visit.eq(held.visit), self.split.numerator.eq(held.split.numerator),
+                         self.split.denominator.eq(held.split.denominator)]
+        with m.If(taken):
             self._keep(m, held, held_feature)
         m.d.sync += self.combined.eq(self.combined + counted)
         with m.If(self.clear):
             m.d.sync += [self.found.eq(0), self.combined.eq(0), compared_valid.eq(0),
-                         held_valid.eq(0)]
+                         held_valid.eq(0), decided.eq(0), taken.eq(0)]
         return m
 
     def _keep(self, m, result, feature):
