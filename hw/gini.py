@@ -172,12 +172,9 @@ class GiniScanner(wiring.Component):
         # The weight comes as w - 1 (``less``): w L_c = (w - 1) L_c + L_c, and
         # w^2 = (w - 1)^2 + 2 (w - 1) + 1, so no adder stands in front of the products.
         less, left_count, right_count = entry.weight_less_one, left[entry.label], right[entry.label]
-        product_left = logic_product_rows(m, "product_left", left_count, less,
-                                          plus=[(0, left_count)])                     # w L_c
-        product_right = logic_product_rows(m, "product_right", right_count, less,
-                                           plus=[(0, right_count)])                   # w R_c
-        square = logic_product_rows(m, "square", less, less,
-                                    plus=[(1, less), (0, Const(1, 1))])               # w^2
+        product_left = logic_product_rows(m, "product_left", left_count, less, plus=[(0, left_count)])
+        product_right = logic_product_rows(m, "product_right", right_count, less, plus=[(0, right_count)])
+        square = logic_product_rows(m, "square", less, less, plus=[(1, less), (0, Const(1, 1))])
         total_square = logic_product_rows(m, "total_square", operand, operand)        # T_c^2 or 0
         m.d.sync += [operand.eq(0), stepped.eq(0)]
 
