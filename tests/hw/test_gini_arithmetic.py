@@ -12,13 +12,14 @@ from amaranth.sim import Simulator
 from hw.arith import carry_save_sum, logic_product_rows
 
 
-def products_in_logic(a_bits, b_bits, pairs, *, shared=False):
-    """``a x b`` for every pair, as the sum of the registered rows a cycle later, modulo
-    ``2**(a_bits + b_bits)`` (the product's own width: nothing may spill into it)."""
+def products_in_logic(a_bits, b_bits, pairs, *, shared=False, plus=None):
+    """``a x b`` (plus the terms ``plus(a, b)`` gives, if given) for every pair, as the sum
+    of the registered rows a cycle later, modulo the rows' width (at least ``a_bits +
+    b_bits``, the product's own width: nothing may spill into it)."""
     m = Module()
     a = Signal(a_bits)
     b = a if shared else Signal(b_bits)
-    rows = logic_product_rows(m, "product", a, b)
+    rows = logic_product_rows(m, "product", a, b, plus=plus(a, b) if plus else ())
     got = []
 
     async def bench(ctx):
@@ -59,26 +60,13 @@ def test_logic_products_at_count_widths():
 def test_products_of_a_weight_less_one_are_the_weights(a_bits, b_bits):
     """The scanner's forms: (w - 1) x + x = w x and (w - 1)^2 + 2 (w - 1) + 1 = w^2, for
     every x and every w - 1 (the largest w, 2**b_bits, included)."""
-    m = Module()
-    x, less = Signal(a_bits), Signal(b_bits)
-    product = logic_product_rows(m, "product", x, less, plus=[(0, x)])
-    square = logic_product_rows(m, "square", less, less, plus=[(1, less), (0, Const(1, 1))])
     pairs = list(itertools.product(range(1 << a_bits), range(1 << b_bits)))
-    got = []
-
-    async def bench(ctx):
-        for value, w_less in pairs:
-            ctx.set(x, value)
-            ctx.set(less, w_less)
-            await ctx.tick()
-            got.append(tuple(sum(ctx.get(row) << shift for shift, row in rows) % (1 << len(rows[0][1]))
-                             for rows in (product, square)))
-
-    simulator = Simulator(m)
-    simulator.add_clock(1e-8)
-    simulator.add_testbench(bench)
-    simulator.run()
-    assert got == [(value * (w_less + 1), (w_less + 1) ** 2) for value, w_less in pairs]
+    products = products_in_logic(a_bits, b_bits, pairs, plus=lambda x, less: [(0, x)])
+    assert products == [x * (less + 1) for x, less in pairs]
+    lesses = [(less, less) for less in range(1 << b_bits)]
+    squares = products_in_logic(b_bits, b_bits, lesses, shared=True,
+                                plus=lambda less, _: [(1, less), (0, Const(1, 1))])
+    assert squares == [(less + 1) ** 2 for less, _ in lesses]
 
 
 def test_carry_save_sum_signs_a_difference():
