@@ -14,13 +14,14 @@ The lane works on commands from the PE controller, one at a time:
   ``nonconstant`` counts the slots that are not constant. 2 cycles per slot.
 * scan jobs (stream ``jobs``, taken whenever no command runs): stream the segment of one
   slot into the Gini calculator and offer its best split on ``results``, tagged with the
-  job's visit index. The job's header goes to the calculator in the lane's idle cycle and
-  its segment's read starts there, so a job takes the calculator's segment latency
-  (``GiniScanner``), one cycle more when at most one class is present (the first entry
+  job's visit index. The job's segment read starts as soon as the job is queued (and
+  the reader free), its header goes to the calculator when it takes it, so a job takes
+  the calculator's segment latency (``GiniScanner``), one cycle more when at most one class is present (the first entry
   is read two cycles after the header), and the lane is idle again the cycle after its
   result is taken.
 * ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
   the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
+  Its read begins a cycle after the command (the slot's base address is registered).
 * ``PARTITION``: stream the segment of every used slot, back to back, through the partition
   unit (which learnt the go-left bits on ``decisions_in``); its writes put the stably
   partitioned rows back in place. The command ends when the last entry is in, about
@@ -151,6 +152,7 @@ class FeatureLane(wiring.Component):
         s = SimpleNamespace()           # the units, registers and wires the states share
         self._units(m, s)
         self._command_registers(s)
+        self._slot_bases(m, s)
         self._segment_reader(m, s)
         self._bank_writes(m, s)
         self._constant_check_registers(m, s)
@@ -203,15 +205,21 @@ class FeatureLane(wiring.Component):
         s.segment_base = Signal(self.address_bits)     # the partitioned slot's first address
         s.prefetched = Signal()                        # the queued job's read has begun
 
-    def _slot_offset(self, slot_value):
-        """``slot_value * list_rows`` from a table of constants (a few LUT levels on the
-        slot's bits, not a multiplier: ``list_rows`` need not be a power of two)."""
-        return Array(Const(slot * self.list_rows, self.address_bits)
-                     for slot in range(self.slots))[slot_value]
-
-    def _base(self, slot_value, start):
-        """Bank address of the entry at ``start`` of slot ``slot_value``."""
-        return self._slot_offset(slot_value) + start
+    def _slot_bases(self, m, s):
+        """``s.base[slot]``: the bank address of the node's segment in ``slot``, from
+        registers (``slot * list_rows + segment_start``, registered whatever the command;
+        slot 0's is ``segment_start`` itself). A read begun from it passes a select, not
+        an adder. A slot above 0 is read a cycle after ``segment_start`` settles at the
+        earliest: the controller queues a node's scan jobs cycles after it loads the node
+        (constant check, draw, swap), and a go-left command waits a cycle (``Begin go left``)."""
+        first = Signal(self.address_bits)
+        m.d.comb += first.eq(self.segment_start)
+        bases = [first]
+        for slot in range(1, self.slots):
+            base = Signal(self.address_bits, name=f"slot{slot}_base")
+            m.d.sync += base.eq(slot * self.list_rows + self.segment_start)
+            bases.append(base)
+        s.base = Array(bases)
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
@@ -294,12 +302,18 @@ class FeatureLane(wiring.Component):
         s.last_code = Signal(self.code_bits)
         s.checked = Signal()                            # first_code and last_code of a slot
         s.checked_slot = Signal(self.slot_bits + 1)
+        # The next read's address, and the steps from a slot's first entry to its last
+        # and from there to the next slot's first (registers: no adder before the bank).
+        s.check_address = Signal(self.address_bits)
+        s.check_to_last = Signal(self.address_bits)
+        s.check_to_next = Signal(self.address_bits)
         s.nonconstant = Signal.like(self.nonconstant)
         m.d.comb += self.nonconstant.eq(s.nonconstant)
 
     def _idle(self, m, s):
         with m.State("Idle"):
             m.d.comb += s.job_queue.r_en.eq(~self.go & s.scanner.segments.ready)
+            queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
             with m.If(self.go):
                 m.d.sync += [s.start.eq(self.segment_start), s.length.eq(self.segment_length),
                              s.slots_used.eq(self.slots_used), s.threshold.eq(self.threshold),
@@ -309,39 +323,47 @@ class FeatureLane(wiring.Component):
                 m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(self.segment_start)]
                 with m.Switch(self.command):
                     with m.Case(LaneCommand.CONSTANT):
-                        m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0)]
+                        m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0),
+                                     s.check_address.eq(self.segment_start),
+                                     s.check_to_last.eq(self.segment_length - 1),
+                                     s.check_to_next.eq(self.list_rows + 1 - self.segment_length)]
                         m.next = "Check constant features"
                     with m.Case(LaneCommand.GO_LEFT):
-                        m.d.comb += [s.begin_address.eq(self._base(self.go_left_slot, self.segment_start)),
-                                     s.begin_length.eq(self.segment_length)]
                         m.d.sync += s.slot.eq(self.go_left_slot)
-                        m.next = "Go left"
+                        m.next = "Begin go left"
                     with m.Case(LaneCommand.PARTITION):
                         with m.If(self.slots_used != 0):
                             m.d.comb += s.begin_length.eq(self.segment_length)
                             m.d.sync += s.segment_base.eq(self.segment_start)
                             m.next = "Partition"
-            with m.Elif(s.job_queue.r_rdy & s.scanner.segments.ready):
-                # A queued job's header goes to the scanner at once (it waits in its
-                # first state whenever the lane is idle), and its segment read begins
-                # (unless it was begun while the job before it was finishing).
-                queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
-                self._send_header(m, s, queued.slot)
-                m.d.sync += [s.job.eq(s.job_queue.r_data), s.prefetched.eq(0)]
-                m.next = "Scan the segment"
+            with m.Else():
+                # A queued job's segment read begins as soon as the job is there, whether
+                # or not the scanner takes its header yet (the reader holds the entries),
+                # unless it was begun while the job before it was finishing.
+                with m.If(s.job_queue.r_rdy & ~s.prefetched):
+                    m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(s.base[queued.slot]),
+                                 s.begin_length.eq(self.segment_length)]
+                    m.d.sync += s.prefetched.eq(1)
+                # Its header goes to the scanner when the scanner takes it (it waits in its
+                # first state whenever the lane is idle).
+                with m.If(s.job_queue.r_rdy & s.scanner.segments.ready):
+                    self._send_header(m, s)
+                    m.d.sync += [s.job.eq(s.job_queue.r_data), s.prefetched.eq(0)]
+                    m.next = "Scan the segment"
 
     def _check_constant_features(self, m, s):
         with m.State("Check constant features"):
             m.d.comb += self.busy.eq(1)
             check_slot = s.check_index[1:]
             issuing = check_slot < s.slots_used
-            m.d.comb += [s.bank_read.addr.eq(self._base(check_slot, s.start) +
-                                             Mux(s.check_index[0], s.length - 1, 0)),
-                         s.bank_read.en.eq(1)]
+            m.d.comb += [s.bank_read.addr.eq(s.check_address), s.bank_read.en.eq(1)]
             m.d.sync += [s.check_pending.eq(issuing), s.check_pending_index.eq(s.check_index),
                          s.checked.eq(0)]
             with m.If(issuing):
-                m.d.sync += s.check_index.eq(s.check_index + 1)
+                # the slot's last entry next, or the next slot's first
+                m.d.sync += [s.check_index.eq(s.check_index + 1),
+                             s.check_address.eq(s.check_address +
+                                                Mux(s.check_index[0], s.check_to_next, s.check_to_last))]
             with m.If(s.check_pending):
                 with m.If(~s.check_pending_index[0]):
                     m.d.sync += s.first_code.eq(s.read_code)
@@ -357,17 +379,14 @@ class FeatureLane(wiring.Component):
             with m.If(~issuing & ~s.check_pending & ~s.checked):
                 m.next = "Idle"
 
-    def _send_header(self, m, s, slot):
-        """Offer the scanner a segment's header; its reader starts on the slot's segment.
-        The node's totals and segment are held by the controller while it scans; the
-        scanner takes a header in every cycle the lane is idle."""
+    def _send_header(self, m, s):
+        """Offer the scanner a segment's header (its entries are read already, or from
+        this cycle on). The node's totals and segment are held by the controller while it
+        scans; the scanner takes a header in every cycle the lane is idle."""
         scanner = s.scanner
         m.d.comb += [scanner.segments.valid.eq(1),
                      scanner.segments.p.class_counts.eq(self.totals),
-                     scanner.segments.p.rows.eq(self.segment_length),
-                     s.begin_read.eq(~s.prefetched),
-                     s.begin_address.eq(self._base(slot, self.segment_start)),
-                     s.begin_length.eq(self.segment_length)]
+                     scanner.segments.p.rows.eq(self.segment_length)]
 
     def _scan(self, m, s):
         """Scanning one slot's segment for the best split."""
@@ -391,7 +410,7 @@ class FeatureLane(wiring.Component):
             queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
             with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
                 m.d.comb += [s.begin_read.eq(1),
-                             s.begin_address.eq(self._base(queued.slot, self.segment_start)),
+                             s.begin_address.eq(s.base[queued.slot]),
                              s.begin_length.eq(self.segment_length)]
                 m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):
@@ -401,6 +420,11 @@ class FeatureLane(wiring.Component):
         """Go-left bits of a split on this lane's feature."""
         m.d.comb += [self.decisions_out.p.row.eq(s.entry.row),
                      self.decisions_out.p.left.eq(s.entry_code <= s.threshold)]
+        with m.State("Begin go left"):
+            # (a cycle after the command: the slot's base is registered from its segment)
+            m.d.comb += [self.busy.eq(1), s.begin_read.eq(1), s.begin_address.eq(s.base[s.slot]),
+                         s.begin_length.eq(s.length)]
+            m.next = "Go left"
         with m.State("Go left"):
             m.d.comb += [
                 self.busy.eq(1),
@@ -421,9 +445,8 @@ class FeatureLane(wiring.Component):
             with m.If(s.slot == s.slots_used):
                 m.next = "Idle"
             with m.Else():
-                base = self._base(s.slot, s.start)
-                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(base), s.begin_length.eq(s.length)]
-                m.d.sync += s.segment_base.eq(base)
+                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(s.segment_base),
+                             s.begin_length.eq(s.length)]
                 m.next = "Partition"
         m.d.comb += [partition.segment_in.p.entry.eq(s.entry),
                      partition.segment_in.p.base.eq(s.segment_base)]
@@ -434,5 +457,5 @@ class FeatureLane(wiring.Component):
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):
-                m.d.sync += s.slot.eq(s.slot + 1)
+                m.d.sync += [s.slot.eq(s.slot + 1), s.segment_base.eq(s.segment_base + self.list_rows)]
                 m.next = "Start a partition"
