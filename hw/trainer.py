@@ -185,12 +185,19 @@ class ForestTrainer(wiring.Component):
         label_bits, row_bits = self.label_bits, self.row_bits
         # An accepted start clears whatever a forest stopped on tree_error left behind: trees
         # still running or queued in the PEs, their error flags, lists half served.
+        # The PEs are reset in the cycle after, each from a register of its own (the
+        # start's configuration check reaches no PE register), so what takes a PE's output
+        # (the rotor, the code look-ups, the error flags) also clears in that cycle.
         begin = Signal()
-        pes = []
+        pes, pe_resets = [], []
         for index in range(self.pe_count):
             pe = ProcessingElement(**self.pe_parameters)
-            m.submodules[f"pe{index}"] = ResetInserter(begin)(pe)
+            reset = Signal(name=f"pe{index}_reset")
+            m.d.sync += reset.eq(begin)
+            m.submodules[f"pe{index}"] = ResetInserter(reset)(pe)
             pes.append(pe)
+            pe_resets.append(reset)
+        s.clearing = begin | pe_resets[0]
 
         # Every bank is split by lane as the PEs' lists are: lane k holds the slots of
         # features k, k + lanes, ... (feature f in lane f % lanes, at (f // lanes) *
@@ -345,14 +352,14 @@ class ForestTrainer(wiring.Component):
             wiring.connect(m, rotor.words[index], pe.presorted)
             m.d.comb += rotor.pe_busy[index].eq(pe.busy)
         m.d.comb += [rotor.n_rows.eq(s.n_rows), rotor.slots_used.eq(s.lane_features[0]),
-                     rotor.clear.eq(s.begin)]
+                     rotor.clear.eq(s.clearing)]
         for port, address, read in zip(presorted_reads, rotor.read_addresses, rotor.read_data):
             m.d.comb += [port.addr.eq(address), port.en.eq(rotor.read_enable), read.eq(port.data)]
 
     def _code_lookups(self, m, s):
         """The PEs' code look-ups (their sparse fill)."""
         max_rows = self.max_rows
-        begin, pes, lanes, lane_bits, code_lookups = s.begin, s.pes, s.lanes, s.lane_bits, s.code_lookups
+        pes, lanes, lane_bits, code_lookups = s.pes, s.lanes, s.lane_bits, s.code_lookups
         label_lookups = s.label_lookups
         # Per PE two stages: the banks' read (``reading``, every lane's code bank is read),
         # then the answer registered (``answer``: the requested feature's lane's code and
@@ -383,7 +390,7 @@ class ForestTrainer(wiring.Component):
                 m.d.sync += [answer_valid.eq(reading),
                              answer.code.eq(Array(port.data for port in code_ports)[reading_lane]),
                              answer.label.eq(label_port.data)]
-            with m.If(begin):
+            with m.If(s.clearing):
                 m.d.sync += [reading.eq(0), answer_valid.eq(0)]
 
     def _dispatcher(self, m, s):
@@ -406,7 +413,8 @@ class ForestTrainer(wiring.Component):
         # A PE's error flags, gathered a cycle late (a registered OR over the PEs).
         pe_failed = Signal()
         m.d.sync += pe_failed.eq(Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow |
-                                      pe.inbag_overflow | pe.bad_config) for pe in pes).any())
+                                      pe.inbag_overflow | pe.bad_config) for pe in pes).any() &
+                                 ~s.clearing)
 
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
         s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
