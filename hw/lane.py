@@ -19,6 +19,10 @@ The lane works on commands from the PE controller, one at a time:
   the calculator's segment latency (``GiniScanner``), one cycle more when at most one class is present (the first entry
   is read two cycles after the header), and the lane is idle again the cycle after its
   result is taken.
+* ``SCAN``: a scan of slot 0 as visit 0, without a job (thesis mode's one list: the
+  controller decides it from the node's review bits, and a command is a register
+  where a job would pass the queue's counters). Its read begins with the command, its
+  header goes with it or as soon as the calculator takes it (``Send the header``).
 * ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
   the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
   Its read begins a cycle after the command (the slot's base address is registered).
@@ -52,7 +56,7 @@ __all__ = ["LaneCommand", "FeatureLane", "lane_slots", "job_layout", "result_lay
 
 
 class LaneCommand(enum.Enum, shape=2):
-    NONE = 0
+    SCAN = 0
     CONSTANT = 1
     GO_LEFT = 2
     PARTITION = 3
@@ -162,6 +166,7 @@ class FeatureLane(wiring.Component):
 
         with m.FSM(init="Idle"):
             self._idle(m, s)
+            self._header(m, s)
             self._check_constant_features(m, s)
             self._scan(m, s)
             self._go_left(m, s)
@@ -322,6 +327,14 @@ class FeatureLane(wiring.Component):
                 # empties the reader of a job read ahead, should one be there).
                 m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(self.segment_start)]
                 with m.Switch(self.command):
+                    with m.Case(LaneCommand.SCAN):
+                        m.d.comb += s.begin_length.eq(self.segment_length)
+                        m.d.sync += s.job.eq(0)
+                        with m.If(s.scanner.segments.ready):
+                            self._send_header(m, s)
+                            m.next = "Scan the segment"
+                        with m.Else():
+                            m.next = "Send the header"
                     with m.Case(LaneCommand.CONSTANT):
                         m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0),
                                      s.check_address.eq(self.segment_start),
@@ -350,6 +363,12 @@ class FeatureLane(wiring.Component):
                     self._send_header(m, s)
                     m.d.sync += [s.job.eq(s.job_queue.r_data), s.prefetched.eq(0)]
                     m.next = "Scan the segment"
+
+    def _header(self, m, s):
+        with m.State("Send the header"):
+            with m.If(s.scanner.segments.ready):
+                self._send_header(m, s)
+                m.next = "Scan the segment"
 
     def _check_constant_features(self, m, s):
         with m.State("Check constant features"):

@@ -275,11 +275,10 @@ class Controller:
                 m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1)]
                 # Thesis mode needs no constant check: a constant segment of the tree's
                 # feature has no boundary, so its scan finds no split, as the model. Its
-                # one list is lane 0, slot 0, visited at once (the lane reads the segment
-                # and totals registered here when it sends the header, cycles later).
+                # one list is lane 0, slot 0, visited at once by a SCAN command (the lane
+                # reads the segment and totals registered here in the next cycle).
                 with m.If(config.thesis_mode):
-                    m.d.comb += [lanes[0].jobs.valid.eq(1), lanes[0].jobs.p.slot.eq(0),
-                                 lanes[0].jobs.p.visit.eq(0)]
+                    self.command_lanes(LaneCommand.SCAN, 0)
                     m.d.sync += s.visited.eq(1)
                     m.next = "Wait for the scans"
                 with m.Else():
