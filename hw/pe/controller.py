@@ -261,6 +261,10 @@ class Controller:
             # address never waits for this record's read).
             record = s.node_read.data
             m.d.comb += s.node_read.addr.eq(s.node + 1)
+            # The combiner is cleared whatever the node turns out to be (nothing reads it
+            # before this node's decision; a leaf's clear is harmless), so the review
+            # memory's read reaches none of its registers' resets.
+            m.d.comb += combiner.clear.eq(1)
             m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
                          s.segment_length.eq(record.n_rows)]
             review = s.review_read.data
@@ -271,7 +275,6 @@ class Controller:
                 # more than the next state, not the queue and the flags)
                 m.next = "Too deep"
             with m.Else():
-                m.d.comb += combiner.clear.eq(1)
                 m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1)]
                 # Thesis mode needs no constant check: a constant segment of the tree's
                 # feature has no boundary, so its scan finds no split, as the model. Its
