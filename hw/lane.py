@@ -217,14 +217,23 @@ class FeatureLane(wiring.Component):
         an adder. A slot above 0 is read a cycle after ``segment_start`` settles at the
         earliest: the controller queues a node's scan jobs cycles after it loads the node
         (constant check, draw, swap), and a go-left command waits a cycle (``Begin go left``)."""
-        first = Signal(self.address_bits)
-        m.d.comb += first.eq(self.segment_start)
-        bases = [first]
+        first, first_next = Signal(self.address_bits), Signal(self.address_bits)
+        m.d.comb += [first.eq(self.segment_start), first_next.eq(self.segment_start + 1)]
+        bases, following = [first], [first_next]
         for slot in range(1, self.slots):
             base = Signal(self.address_bits, name=f"slot{slot}_base")
-            m.d.sync += base.eq(slot * self.list_rows + self.segment_start)
+            base_next = Signal(self.address_bits, name=f"slot{slot}_base_next")
+            m.d.sync += [base.eq(slot * self.list_rows + self.segment_start),
+                         base_next.eq(slot * self.list_rows + self.segment_start + 1)]
             bases.append(base)
-        s.base = Array(bases)
+            following.append(base_next)
+        s.base, s.base_next = Array(bases), Array(following)
+
+    def _begin(self, m, s, address, following, length, rest):
+        """Begin a segment read at ``address`` (``following`` is ``address + 1``, ``rest``
+        is ``length - 1``: each worked out before the reader's select, not after it)."""
+        m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(address), s.begin_following.eq(following),
+                     s.begin_length.eq(length), s.begin_rest.eq(rest)]
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
@@ -242,7 +251,9 @@ class FeatureLane(wiring.Component):
         s.consumer_ready = Signal()
         s.begin_read = Signal()
         s.begin_address = Signal(self.address_bits)
+        s.begin_following = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
+        s.begin_rest = Signal(self.position_bits)
         held_layout = data.StructLayout({"stored": self.stored_layout, "last": 1})
         read = Signal(held_layout)
         m.d.comb += [read.stored.eq(s.bank_read.data), read.last.eq(staged_last)]
@@ -259,14 +270,17 @@ class FeatureLane(wiring.Component):
         advance = ~staged | staged_moves
         # A segment's first read is made in the cycle it begins (the reader is empty then),
         # from its address as it is worked out, so the output register costs no cycle.
+        # (the next address and count are selected, not computed after the select)
         address = Mux(s.begin_read, s.begin_address, read_address)
+        following = Mux(s.begin_read, s.begin_following, read_address + 1)
         count = Mux(s.begin_read, s.begin_length, remaining)
+        rest = Mux(s.begin_read, s.begin_rest, remaining - 1)
         m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
         with m.If(advance | s.begin_read):
             m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1),
-                         remaining.eq(Mux(count != 0, count - 1, 0))]
+                         remaining.eq(Mux(count != 0, rest, 0))]
             with m.If(count != 0):
-                m.d.sync += read_address.eq(address + 1)
+                m.d.sync += read_address.eq(following)
         with m.If(s.begin_read):
             m.d.sync += output.clear()
         s.reader_idle = ~staged & (remaining == 0)      # every entry read from the bank
@@ -325,10 +339,11 @@ class FeatureLane(wiring.Component):
                              s.slot.eq(0), s.prefetched.eq(0)]
                 # A command's first segment read begins with it (a begin of length 0
                 # empties the reader of a job read ahead, should one be there).
-                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(self.segment_start)]
+                self._begin(m, s, self.segment_start, self.segment_start + 1, 0, 0)
                 with m.Switch(self.command):
                     with m.Case(LaneCommand.SCAN):
-                        m.d.comb += s.begin_length.eq(self.segment_length)
+                        m.d.comb += [s.begin_length.eq(self.segment_length),
+                                     s.begin_rest.eq(self.segment_length - 1)]
                         m.d.sync += s.job.eq(0)
                         with m.If(s.scanner.segments.ready):
                             self._send_header(m, s)
@@ -346,7 +361,8 @@ class FeatureLane(wiring.Component):
                         m.next = "Begin go left"
                     with m.Case(LaneCommand.PARTITION):
                         with m.If(self.slots_used != 0):
-                            m.d.comb += s.begin_length.eq(self.segment_length)
+                            m.d.comb += [s.begin_length.eq(self.segment_length),
+                                         s.begin_rest.eq(self.segment_length - 1)]
                             m.d.sync += s.segment_base.eq(self.segment_start)
                             m.next = "Partition"
             with m.Else():
@@ -354,8 +370,8 @@ class FeatureLane(wiring.Component):
                 # or not the scanner takes its header yet (the reader holds the entries),
                 # unless it was begun while the job before it was finishing.
                 with m.If(s.job_queue.r_rdy & ~s.prefetched):
-                    m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(s.base[queued.slot]),
-                                 s.begin_length.eq(self.segment_length)]
+                    self._begin(m, s, s.base[queued.slot], s.base_next[queued.slot],
+                                self.segment_length, self.segment_length - 1)
                     m.d.sync += s.prefetched.eq(1)
                 # Its header goes to the scanner when the scanner takes it (it waits in its
                 # first state whenever the lane is idle).
@@ -428,9 +444,8 @@ class FeatureLane(wiring.Component):
             # (its entries wait in the reader), so its header finds them on their way.
             queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
             with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
-                m.d.comb += [s.begin_read.eq(1),
-                             s.begin_address.eq(s.base[queued.slot]),
-                             s.begin_length.eq(self.segment_length)]
+                self._begin(m, s, s.base[queued.slot], s.base_next[queued.slot],
+                            self.segment_length, self.segment_length - 1)
                 m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):
                 m.next = "Idle"
@@ -441,8 +456,8 @@ class FeatureLane(wiring.Component):
                      self.decisions_out.p.left.eq(s.entry_code <= s.threshold)]
         with m.State("Begin go left"):
             # (a cycle after the command: the slot's base is registered from its segment)
-            m.d.comb += [self.busy.eq(1), s.begin_read.eq(1), s.begin_address.eq(s.base[s.slot]),
-                         s.begin_length.eq(s.length)]
+            m.d.comb += self.busy.eq(1)
+            self._begin(m, s, s.base[s.slot], s.base_next[s.slot], s.length, s.length - 1)
             m.next = "Go left"
         with m.State("Go left"):
             m.d.comb += [
@@ -464,8 +479,7 @@ class FeatureLane(wiring.Component):
             with m.If(s.slot == s.slots_used):
                 m.next = "Idle"
             with m.Else():
-                m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(s.segment_base),
-                             s.begin_length.eq(s.length)]
+                self._begin(m, s, s.segment_base, s.segment_base + 1, s.length, s.length - 1)
                 m.next = "Partition"
         m.d.comb += [partition.segment_in.p.entry.eq(s.entry),
                      partition.segment_in.p.base.eq(s.segment_base)]
