@@ -115,6 +115,7 @@ def trainer_invariants(prefix="", pe_count=1):
     # ``trees_done``: the port and the register that drives it, equal.
     done = lambda s: s.all(_key(prefix, "trees_done"))[0]
     where = f" ({prefix})" if prefix else ""
+    resets = lambda s: Cat(at(s, f"pe{index}_reset") for index in range(pe_count))
     layout = lambda s: s.block(prefix).nodes.p.shape()
     # A tree's last node in the output or skid register: handed over, not yet out.
     leaving = lambda s: ((at(s, "out_valid") & data.View(layout(s), at(s, "out")).node.last)
@@ -137,13 +138,19 @@ def trainer_invariants(prefix="", pe_count=1):
         f"the merge locks only on an assigned PE, in Train{where}":
             lambda s: ~at(s, "locked") | (at(s, "assigned").bit_select(at(s, "owner"), 1)
                                           & in_states(at(s, "fsm_state"), "Train")),
+        # (but in the cycle after an accepted start, when the PE is being reset)
         **{f"pe{index} idle while not assigned, outside the trainer's Idle{where}":
            (lambda s, index=index: ~in_states(at(s, "fsm_state"), "Presort", "Train")
-            | at(s, "assigned")[index]
+            | at(s, "assigned")[index] | at(s, f"pe{index}_reset")
             | in_states(at(s, f"pe{index}.fsm_state"), "Idle"))
            for index in range(pe_count)},
         **{f"pe{index} holds a queued tree only if the trainer queued one{where}":
            (lambda s, index=index: ~in_states(at(s, "fsm_state"), "Presort", "Train")
+            | at(s, f"pe{index}_reset")
             | ~at(s, f"pe{index}.queued") | at(s, "has_queued")[index])
            for index in range(pe_count)},
+        f"the PEs are reset together, only in a presort, nothing merged or assigned{where}":
+            lambda s: (resets(s) == 0)
+            | (resets(s).all() & in_states(at(s, "fsm_state"), "Presort") & ~at(s, "locked")
+               & ~at(s, "out_valid") & (at(s, "assigned") == 0) & (at(s, "has_queued") == 0)),
     }
