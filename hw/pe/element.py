@@ -202,6 +202,13 @@ class ProcessingElement(wiring.Component):
         s.finishing = Signal()          # the running tree's last node goes out this cycle
         s.promoting = Signal()          # ... and the queued tree takes over from it
         s.lanes = []
+        # The lanes are reset in the cycle after a start or a promotion, from a register
+        # (the controller's state reaches no lane register's reset). Nothing the new
+        # tree does in that cycle involves a lane (it draws its bootstrap or waits for
+        # its prologue), and a result an abandoned lane offers then is dropped with the
+        # combiner's clear at the tree's first review.
+        s.lanes_reset = Signal()
+        m.d.sync += s.lanes_reset.eq(self.start | s.promoting)
         for index in range(g.feature_lanes):
             # Lane l holds features l, l + lanes, ...: the last slot may be empty in some lanes.
             lane = FeatureLane(slots=g.slots,
@@ -211,7 +218,7 @@ class ProcessingElement(wiring.Component):
                                code_bits=g.code_bits, classes=g.classes, count_bits=g.count_bits,
                                visit_bits=g.visit_bits)
             # A start abandons whatever the lanes were doing (queued jobs, results, commands).
-            m.submodules[f"lane{index}"] = ResetInserter(self.start | s.promoting)(lane)
+            m.submodules[f"lane{index}"] = ResetInserter(s.lanes_reset)(lane)
             s.lanes.append(lane)
 
         m.submodules.node_memory = node_memory = Memory(shape=g.record_layout, depth=g.max_nodes, init=[])
