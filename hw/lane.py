@@ -16,9 +16,9 @@ The lane works on commands from the PE controller, one at a time:
   slot into the Gini calculator and offer its best split on ``results``, tagged with the
   job's visit index. The job's segment read starts as soon as the job is queued (and
   the reader free), its header goes to the calculator when it takes it, so a job takes
-  the calculator's segment latency (``GiniScanner``), one cycle more when at most one class is present (the first entry
-  is read two cycles after the header), and the lane is idle again the cycle after its
-  result is taken.
+  the calculator's segment latency (``GiniScanner``), one cycle more when at most one
+  class is present (the first entry is read two cycles after the header), and the lane
+  is idle again the cycle after its result is taken.
 * ``SCAN``: a scan of slot 0 as visit 0, without a job (thesis mode's one list: the
   controller decides it from the node's review bits, and a command is a register
   where a job would pass the queue's counters). Its read begins with the command, its

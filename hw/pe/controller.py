@@ -248,7 +248,7 @@ class Controller:
     def _review_states(self):
         """Read a node's record, decide whether it is a leaf, find its constant features."""
         m, s, pe = self.m, self.s, self.pe
-        config, lanes, combiner = s.config, s.lanes, s.combiner
+        config, combiner = s.config, s.combiner
         with self.state("Read a node"):
             m.d.comb += s.node_read.addr.eq(s.node)
             with m.If(s.node == s.level_end):
