@@ -7,8 +7,9 @@ for any timing (``docs/algorithm.md`` section 3).
 The rotor streams the slots' lists one after another (slot 0 .. used - 1, then slot 0
 again), one word per cycle, each word one sorted position of a slot with every lane's
 entry side by side. A PE's request names a slot; the PE locks on at that slot's first
-word and takes the list to its last word, with which its next request is accepted, so
-consecutive slots (a forest-mode fill) follow without a gap. Every PE locked on the same
+word and takes the list to its last word. A PE's next request is accepted while it takes
+a list (one waits at a time) and locks on as soon as that list ends, so consecutive slots (a
+forest-mode fill) follow without a gap. Every PE locked on the same
 word takes it at once. While no PE is locked, the rotor jumps to the first word of the
 slot the lowest-numbered waiting PE wants (a lone PE never waits); otherwise a PE waits
 for its slot to come round (at most ``ceil(F / lanes)`` lists).
@@ -126,10 +127,11 @@ class ListRotor(wiring.Component):
             took = issue & taking[index]
             finishing = took & last
             locks = issue & locking[index]
-            busy_after = (locked[index] | locks) & ~finishing | (want_valid[index] & ~locks)
-            m.d.comb += request.ready.eq(~busy_after)
+            # A request waits behind the list the PE is locked on: its acceptance depends on
+            # this PE's registers only, so no other PE's state reaches this PE's handshake.
+            m.d.comb += request.ready.eq(~want_valid[index])
             m.d.sync += locked[index].eq((locked[index] | locks) & ~finishing)
-            with m.If(request.valid & ~busy_after):
+            with m.If(request.valid & request.ready):
                 m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(request.p.slot)]
             with m.Elif(locks):
                 m.d.sync += want_valid[index].eq(0)
