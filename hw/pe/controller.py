@@ -103,10 +103,20 @@ class Controller:
         self.m.d.sync += [flag.eq(1), self.s.queued.eq(0), self.s.draw_valid.eq(0)]
         self.m.next = "Idle"
 
+    def review_ahead(self, address):
+        """The review bits read in this cycle: those of node ``address``, reviewed two
+        cycles later (``s.review_bits``). A review of node ``n`` in cycle ``t`` thus needs
+        ``n`` read in ``t - 2`` and, for the leaf after it, ``n + 1`` in ``t - 1``; every
+        state that can come two or one cycles before a review reads accordingly."""
+        self.m.d.comb += self.s.review_address.eq(address)
+
     def review_next(self, index):
         """Go on to node ``index`` of the level: its record is read now, so it is
-        reviewed in the next cycle (or the level ends)."""
+        reviewed in the next cycle (or the level ends). The review bits read now are the
+        next node's, or, at the level's end, those of the next level's first node (two
+        cycles before its review, as ``End of the level`` can be the one between)."""
         m, s = self.m, self.s
+        self.review_ahead(Mux(index == s.level_end, s.level_end, index + 1))
         m.d.sync += s.node.eq(index)
         m.d.comb += s.node_read.addr.eq(index)      # (read in vain at the level's end)
         with m.If(index == s.level_end):
@@ -180,6 +190,7 @@ class Controller:
         self._fill_lists_state()
 
         with self.state("Write the root"):
+            self.review_ahead(0)
             root_rows = Mux(config.sparse, s.sparse.drawn_count, inbag.inbag_rows)
             m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1),
                          s.node_write.data.counts.eq(s.root_counts),
@@ -251,6 +262,7 @@ class Controller:
         config, combiner = s.config, s.combiner
         with self.state("Read a node"):
             m.d.comb += s.node_read.addr.eq(s.node)
+            self.review_ahead(s.node + 1)
             with m.If(s.node == s.level_end):
                 m.next = "End of the level"
             with m.Else():
@@ -267,7 +279,8 @@ class Controller:
             m.d.comb += combiner.clear.eq(1)
             m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
                          s.segment_length.eq(record.n_rows)]
-            review = s.review_read.data
+            self.review_ahead(Mux(s.node + 1 == s.level_end, s.level_end, s.node + 2))
+            review = s.review_bits
             with m.If(review.leaf):
                 self.review_next(s.node + 1)
             with m.Elif(review.deepest):
@@ -355,6 +368,7 @@ class Controller:
             m.next = "Draw a feature"
 
         with self.state("Wait for the scans"):
+            self.review_ahead(s.node + 1)
             # The next node's first draw bound, shown to the generator from now on.
             m.d.sync += s.draw_bound.eq(s.config.n_features)
             with m.If(s.combiner.combined == s.visited):
@@ -366,6 +380,7 @@ class Controller:
         combiner, current, node_write = s.combiner, s.current, s.node_write
         best_split = combiner.split
         with self.state("Decide"):
+            self.review_ahead(Mux(s.node + 1 == s.level_end, s.level_end, s.node + 2))
             m.d.sync += s.children_leaf_decisions
             with m.If(~combiner.found):
                 self.review_next(s.node + 1)
@@ -380,6 +395,7 @@ class Controller:
                 m.next = "Write the left child"
 
         with self.state("Write the left child"):
+            self.review_ahead(s.node + 1)
             m.d.comb += [node_write.addr.eq(s.next_node), node_write.en.eq(1),
                          node_write.data.counts.eq(s.left_counts),
                          node_write.data.n_rows.eq(s.rows_left),
@@ -414,6 +430,7 @@ class Controller:
         m, s, g = self.m, self.s, self.g
         lane_bits = g.lane_bits
         with self.state("End of the level"):
+            self.review_ahead(s.level_end + 1)
             m.d.sync += s.job_index.eq(0)
             with m.If(s.jobs_queued == 0):
                 self.next_level()
@@ -421,6 +438,7 @@ class Controller:
                 m.next = "Read a partition job"
 
         with self.state("Read a partition job"):
+            self.review_ahead(Mux(s.lanes_draining, s.level_end, s.level_end + 1))
             m.d.comb += s.job_read.addr.eq(s.job_index)
             with m.If(s.job_index == s.jobs_queued):
                 with m.If(~s.lanes_draining):     # the next level reads the lists
@@ -448,6 +466,7 @@ class Controller:
             m.next = "Wait for the partition"
 
         with self.state("Wait for the partition"):
+            self.review_ahead(s.level_end)
             with m.If(~s.lanes_busy):
                 m.d.sync += s.job_index.eq(s.job_index + 1)
                 m.next = "Read a partition job"

@@ -224,13 +224,21 @@ class ProcessingElement(wiring.Component):
         m.submodules.node_memory = node_memory = Memory(shape=g.record_layout, depth=g.max_nodes, init=[])
         s.node_write = node_memory.write_port()
         s.node_read = node_memory.read_port()
-        # The review bits of every node, written and read at the node memory's addresses.
+        # The review bits of every node, written at the node memory's addresses. They are
+        # read two cycles ahead of their review into a register (``review_bits``), so the
+        # memory's output reaches no further than that register; the controller says
+        # which node's bits to read (``review_address``).
         m.submodules.review_memory = review_memory = Memory(shape=g.review_layout, depth=g.max_nodes,
                                                             init=[])
-        review_write, s.review_read = review_memory.write_port(), review_memory.read_port()
+        # (transparent for the root, written in the cycle its bits are read)
+        review_write = review_memory.write_port()
+        review_read = review_memory.read_port(transparent_for=(review_write,))
         s.review_data = Signal(g.review_layout)
+        s.review_address = Signal.like(review_read.addr)
+        s.review_bits = Signal(g.review_layout)
         m.d.comb += [review_write.addr.eq(s.node_write.addr), review_write.en.eq(s.node_write.en),
-                     review_write.data.eq(s.review_data), s.review_read.addr.eq(s.node_read.addr)]
+                     review_write.data.eq(s.review_data), review_read.addr.eq(s.review_address)]
+        m.d.sync += s.review_bits.eq(review_read.data)
         m.submodules.job_memory = job_memory = Memory(shape=g.job_layout, depth=g.job_depth, init=[])
         s.job_write = job_memory.write_port()
         s.job_read = job_memory.read_port()
