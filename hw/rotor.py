@@ -83,6 +83,11 @@ class ListRotor(wiring.Component):
         want_valid = Signal(pes)
         want_slot = [Signal(range(slots), name=f"want{index}_slot") for index in range(pes)]
         locked = Signal(pes)
+        # Which PEs are busy, a cycle late: the read decision depends on registers only, so
+        # no PE's state reaches the bank's read enable. A PE that stops is still counted
+        # in that cycle; the word read for it then is dropped on its way (``_deliver``).
+        busy = Signal(pes, name="busy")
+        m.d.sync += busy.eq(self.pe_busy)
         credits = [Signal(range(CREDITS + 1), init=CREDITS, name=f"credits{index}") for index in range(pes)]
         # The lowest waiting PE's slot, registered (the jump follows a request a cycle late).
         jump_wanted, jump_slot = Signal(name="jump_wanted"), Signal(range(slots), name="jump_slot")
@@ -103,8 +108,8 @@ class ListRotor(wiring.Component):
         for index in range(pes):
             m.d.comb += [
                 locking[index].eq(want_valid[index] & ~locked[index] & first &
-                                  (current_slot == want_slot[index]) & self.pe_busy[index]),
-                taking[index].eq((locked[index] | locking[index]) & self.pe_busy[index]),
+                                  (current_slot == want_slot[index]) & busy[index]),
+                taking[index].eq((locked[index] | locking[index]) & busy[index]),
             ]
         blocked = Cat(taking[index] & (credits[index] == 0) for index in range(pes)).any()
         issue = Signal()
@@ -151,7 +156,9 @@ class ListRotor(wiring.Component):
         pes = self._pes
         read_valid, read_takers = Signal(name="read_valid"), Signal(pes, name="read_takers")
         read_last = Signal(name="read_last")
-        m.d.sync += [read_valid.eq(takers.any()), read_takers.eq(takers), read_last.eq(last)]
+        # (a PE not busy as its word is read takes it no further)
+        m.d.sync += [read_valid.eq(takers.any()), read_takers.eq(takers & self.pe_busy),
+                     read_last.eq(last)]
         word = Signal(self._word)
         m.d.comb += [word.entries[lane].eq(data) for lane, data in enumerate(self.read_data)]
         m.d.comb += word.last.eq(read_last)
