@@ -7,12 +7,12 @@ for any timing (``docs/algorithm.md`` section 3).
 The rotor streams the slots' lists one after another (slot 0 .. used - 1, then slot 0
 again), one word per cycle, each word one sorted position of a slot with every lane's
 entry side by side. A PE's request names a slot; the PE locks on at that slot's first
-word and takes the list to its last word. A PE's next request is accepted while it takes
-a list (one waits at a time) and locks on as soon as that list ends, so consecutive slots (a
-forest-mode fill) follow without a gap. Every PE locked on the same
-word takes it at once. While no PE is locked, the rotor jumps to the first word of the
-slot the lowest-numbered waiting PE wants (a lone PE never waits); otherwise a PE waits
-for its slot to come round (at most ``ceil(F / lanes)`` lists).
+word and takes the list to its last word. Its next request is accepted while it takes a
+list (one waits at a time) and locks on as soon as that list ends, so consecutive slots
+(a forest-mode fill) follow without a gap. Every PE locked on the same word takes it at
+once. While no PE is locked, the rotor jumps to the first word of the slot the
+lowest-numbered waiting PE wants (a lone PE never waits); otherwise a PE waits for its
+slot to come round (at most ``ceil(F / lanes)`` lists).
 
 Built for many PEs (``docs/timing.md``): which PEs take a word is decided when it is
 read, from registers; the word leaves the bank into a broadcast register per group of
