@@ -520,9 +520,16 @@ class ForestTrainer(wiring.Component):
         for index in reversed(range(self.pe_count)):
             with m.If(~s.assigned[index]):
                 m.d.sync += [candidate.eq(index), candidate_starts.eq(1), candidate_valid.eq(1)]
-        s.candidate_free = Mux(candidate_starts, ~Array(s.assigned)[candidate],
-                               ~Array(s.has_queued)[candidate] &
-                               Array(pe.queue_ready for pe in pes)[candidate])
+        # A PE that could queue a cycle ago still can, unless its running tree's last node
+        # goes out now (only while the merge is locked on it) or it stopped on an error
+        # (its flag is up now): checked from registers, not from the PE's ``queue_ready``,
+        # so no path runs from a PE's state through the dispatch back into the PE.
+        can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index)) &
+                        ~(pe.bad_input | pe.node_overflow | pe.depth_overflow |
+                          pe.inbag_overflow | pe.bad_config)
+                        for index, pe in enumerate(pes))
+        s.candidate_free = Mux(candidate_starts, ~s.assigned.bit_select(candidate, 1),
+                               can_queue.bit_select(candidate, 1))
 
     def _merge_output(self, m, s):
         """``nodes`` from an output register with a skid register behind it
