@@ -135,7 +135,13 @@ class RadixSorter(wiring.Component):
         scatter_digit = self._digit(m, source_entry.code, digit_pass)
         following_digit = self._digit(m, source_entry.code, digit_pass + 1)
 
-        # One-cycle pipeline registers: the read issued last cycle and what it was for.
+        # Pipeline registers: the read issued last cycle and what it was for; in a scatter
+        # the source row is registered (``staged``) before its digits address the counters,
+        # so no path runs from a buffer's block RAM into a counter's.
+        staged_valid = Signal()
+        staged_entry = Signal(entry_layout)
+        staged_digit = Signal(self.radix_bits)
+        staged_next_digit = Signal(self.radix_bits)
         stage1_valid = Signal()
         stage1_digit = Signal(self.radix_bits)
         stage1_row = Signal(self.row_bits)
@@ -144,7 +150,7 @@ class RadixSorter(wiring.Component):
         stage2_entry = Signal(entry_layout)
         stage2_digit = Signal(self.radix_bits)
         stage2_next_digit = Signal(self.radix_bits)
-        m.d.sync += [stage1_valid.eq(0), stage2_valid.eq(0)]
+        m.d.sync += [staged_valid.eq(0), stage1_valid.eq(0), stage2_valid.eq(0)]
 
         return SimpleNamespace(
             radix=radix, buffer_write=buffer_write, buffer_read=buffer_read,
@@ -152,6 +158,8 @@ class RadixSorter(wiring.Component):
             row_count=row_count, index=index, digit_pass=digit_pass, parity=parity,
             running_sum=running_sum, source_entry=source_entry, load_digit=load_digit,
             scatter_digit=scatter_digit, following_digit=following_digit,
+            staged_valid=staged_valid, staged_entry=staged_entry, staged_digit=staged_digit,
+            staged_next_digit=staged_next_digit,
             stage1_valid=stage1_valid, stage1_digit=stage1_digit, stage1_row=stage1_row,
             stage1_code=stage1_code, stage2_valid=stage2_valid, stage2_entry=stage2_entry,
             stage2_digit=stage2_digit, stage2_next_digit=stage2_next_digit)
@@ -249,13 +257,18 @@ class RadixSorter(wiring.Component):
                     m.d.comb += source_read.addr.eq(s.index)
                     with m.If(s.index < s.row_count):
                         m.d.sync += [s.stage1_valid.eq(1), s.index.eq(s.index + 1)]
-                    # Stage 1: read its offset and its next-digit counter.
-                    m.d.comb += [offsets_read.addr.eq(s.scatter_digit),
-                                 next_read.addr.eq(s.following_digit)]
+                    # Stage 1: register the row and its two digits.
                     with m.If(s.stage1_valid):
-                        m.d.sync += [s.stage2_valid.eq(1), s.stage2_entry.eq(s.source_entry),
-                                     s.stage2_digit.eq(s.scatter_digit),
-                                     s.stage2_next_digit.eq(s.following_digit)]
+                        m.d.sync += [s.staged_valid.eq(1), s.staged_entry.eq(s.source_entry),
+                                     s.staged_digit.eq(s.scatter_digit),
+                                     s.staged_next_digit.eq(s.following_digit)]
+                    # Stage 1b: read its offset and its next-digit counter.
+                    m.d.comb += [offsets_read.addr.eq(s.staged_digit),
+                                 next_read.addr.eq(s.staged_next_digit)]
+                    with m.If(s.staged_valid):
+                        m.d.sync += [s.stage2_valid.eq(1), s.stage2_entry.eq(s.staged_entry),
+                                     s.stage2_digit.eq(s.staged_digit),
+                                     s.stage2_next_digit.eq(s.staged_next_digit)]
                     # Stage 2: place the row, bump its offset and count the next digit.
                     with m.If(s.stage2_valid):
                         m.d.comb += [
@@ -269,7 +282,7 @@ class RadixSorter(wiring.Component):
                             next_write.data.eq(next_read.data + 1),
                             next_write.en.eq(1),
                         ]
-            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.stage2_valid):
+            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.staged_valid & ~s.stage2_valid):
                 m.d.sync += [s.index.eq(0), s.running_sum.eq(0),
                              s.digit_pass.eq(s.digit_pass + 1), s.parity.eq(~s.parity)]
                 with m.If(s.digit_pass == self.passes - 1):
