@@ -228,7 +228,10 @@ class PartitionUnit(wiring.Component):
         # since no entry is taken in meanwhile.
         lefts_after = current_lefts + left_moves
         previous_after = previous_left - pop
-        promote = (last_moves | current_complete) & (previous_after == 0)
+        # (previous_after == 0, from compares of the register: a pop never subtracts a
+        # carry chain's worth of logic on the way from ``head_loaded`` to the promotion.)
+        previous_done = (previous_left == 0) | ((previous_left == 1) & pop)
+        promote = (last_moves | current_complete) & previous_done
         with m.If(promote):
             m.d.sync += [previous_left.eq(queued + right_moves - pop),
                          previous_address.eq(stage2.base + lefts_after),

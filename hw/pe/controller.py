@@ -381,7 +381,7 @@ class Controller:
         best_split = combiner.split
         with self.state("Decide"):
             self.review_ahead(Mux(s.node + 1 == s.level_end, s.level_end, s.node + 2))
-            m.d.sync += s.children_leaf_decisions
+            m.d.sync += s.left_child_decisions
             with m.If(~combiner.found):
                 self.review_next(s.node + 1)
             with m.Elif(s.next_node + 2 > g.max_nodes):
@@ -396,6 +396,7 @@ class Controller:
 
         with self.state("Write the left child"):
             self.review_ahead(s.node + 1)
+            m.d.sync += s.right_child_decision
             m.d.comb += [node_write.addr.eq(s.next_node), node_write.en.eq(1),
                          node_write.data.counts.eq(s.left_counts),
                          node_write.data.n_rows.eq(s.rows_left),

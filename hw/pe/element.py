@@ -444,18 +444,21 @@ class ProcessingElement(wiring.Component):
         g = self.geometry
         best_split, current = s.combiner.split, s.current
         s.left_counts = left_counts = best_split.left_counts
-        s.right_counts = right_counts = Signal(g.counts_layout)
-        for c in range(g.classes):
-            m.d.comb += right_counts[c].eq(current.counts[c] - left_counts[c])
         s.rows_left = rows_left = best_split.rows_left
-        rows_right = s.rows_right = current.n_rows - rows_left
         s.child_depth = child_depth = current.depth + 1
-        # The children's leaf decisions, registered in ``Decide`` (the best split is final
-        # then) and written into their records (and the partition decision) after it.
+        # The right child's counts and rows, registered in ``Decide`` (the best split is
+        # final then); the children's leaf decisions, the left one's registered in
+        # ``Decide``, the right one's from those registers in ``Write the left child``
+        # (no subtraction on its way), each written into its record (and the partition
+        # decision) after it.
+        s.right_counts = right_counts = Signal(g.counts_layout, name="right_counts")
+        s.rows_right = rows_right = Signal(len(current.n_rows), name="rows_right")
         s.left_is_leaf, s.right_is_leaf = Signal(name="left_is_leaf"), Signal(name="right_is_leaf")
-        s.children_leaf_decisions = [
-            s.left_is_leaf.eq(self._is_leaf(s, left_counts, rows_left, child_depth)),
-            s.right_is_leaf.eq(self._is_leaf(s, right_counts, rows_right, child_depth))]
+        s.left_child_decisions = [
+            *(right_counts[c].eq(current.counts[c] - left_counts[c]) for c in range(g.classes)),
+            rows_right.eq(current.n_rows - rows_left),
+            s.left_is_leaf.eq(self._is_leaf(s, left_counts, rows_left, child_depth))]
+        s.right_child_decision = s.right_is_leaf.eq(self._is_leaf(s, right_counts, rows_right, child_depth))
         s.children_both_leaves = s.left_is_leaf & s.right_is_leaf
         s.split_feature = Mux(s.config.thesis_mode, s.tree_feature, s.combiner.feature)
 

@@ -144,11 +144,13 @@ class SparseFill(wiring.Component):
                      self.draw_requests.p.bound.eq(request_bound)]
         # The next row to answer and its weight, registered (no multiplexer over the drawn
         # rows in front of the sort's compares): they follow ``answered`` a cycle ahead.
+        # Both candidates (``answered`` unchanged or one on) are selected from registers;
+        # whether a code is answered this cycle only picks between them.
         new_row, new_weight = Signal(g.row_bits, name="new_row"), Signal(g.weight_bits, name="new_weight")
         answering = Signal()
-        following = answered + answering
-        m.d.sync += [new_row.eq(Array(self._drawn_rows)[following]),
-                     new_weight.eq(Array(self._drawn_weights)[following])]
+        rows, weights = Array(self._drawn_rows), Array(self._drawn_weights)
+        m.d.sync += [new_row.eq(Mux(answering, rows[answered + 1], rows[answered])),
+                     new_weight.eq(Mux(answering, weights[answered + 1], weights[answered]))]
         goes_before = self._sort_places(m, new_row)
         with m.FSM(init="Idle", name="prologue"):
             def prologue_control():
