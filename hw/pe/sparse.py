@@ -83,6 +83,7 @@ class SparseFill(wiring.Component):
                         for field, width in (("row", g.row_bits), ("code", g.code_bits),
                                              ("label", g.label_bits), ("weight", g.weight_bits))]
         self._answered = Signal(range(S + 1))
+        self._held = Signal(S, name="held")
         self._drawing = Signal()
         self._collect_draws(m)
         self._prologue(m)
@@ -93,16 +94,19 @@ class SparseFill(wiring.Component):
         """The distinct rows of the bootstrap and their weights, in the order drawn."""
         S = self._geometry.sparse_entries
         drawn_rows, drawn_weights, drawn_count = self._drawn_rows, self._drawn_weights, self.drawn_count
+        # Which entries hold a row: the first ``drawn_count``, as a register of flags (no
+        # compare with the count between it and the entries' enables).
+        held = self._held
         with m.If(self._drawing & self.drawn):
-            matches = [(k < drawn_count) & (drawn_rows[k] == self.drawn_row) for k in range(S)]
+            matches = [held[k] & (drawn_rows[k] == self.drawn_row) for k in range(S)]
             for k in range(S):
                 with m.If(matches[k]):
                     m.d.sync += drawn_weights[k].eq(drawn_weights[k] + 1)
             with m.If(~Cat(matches).any()):
                 for k in range(S):
-                    with m.If(drawn_count == k):
+                    with m.If(~held[k] & (held[k - 1] if k else 1)):
                         m.d.sync += [drawn_rows[k].eq(self.drawn_row), drawn_weights[k].eq(1)]
-                m.d.sync += drawn_count.eq(drawn_count + 1)
+                m.d.sync += [drawn_count.eq(drawn_count + 1), held.eq(Cat(1, held[:-1]))]
 
     def _sort_places(self, m, new_row):
         """Per sorted entry: the answered row goes before it (or the entry is still free)."""
@@ -160,7 +164,7 @@ class SparseFill(wiring.Component):
                     m.d.sync += requesting.eq(0)
                     m.next = "Idle"
                 with m.Elif(self.start_prologue):
-                    m.d.sync += [self.drawn_count.eq(0), self.bad.eq(0), counts.eq(0),
+                    m.d.sync += [self.drawn_count.eq(0), self._held.eq(0), self.bad.eq(0), counts.eq(0),
                                  requesting.eq(0)]
                     m.next = "Draw the bootstrap"
 
