@@ -412,8 +412,7 @@ class ForestTrainer(wiring.Component):
         locked = Signal()
         # A PE's error flags, gathered a cycle late (a registered OR over the PEs).
         pe_failed = Signal()
-        m.d.sync += pe_failed.eq(Cat((pe.bad_input | pe.node_overflow | pe.depth_overflow |
-                                      pe.inbag_overflow | pe.bad_config) for pe in pes).any() &
+        m.d.sync += pe_failed.eq(Cat(_stopped_on_error(pe) for pe in pes).any() &
                                  ~s.clearing)
 
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
@@ -525,9 +524,7 @@ class ForestTrainer(wiring.Component):
         # (its flag is up now): checked from registers, not from the PE's ``queue_ready``,
         # so no path runs from a PE's state through the dispatch back into the PE.
         can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index)) &
-                        ~(pe.bad_input | pe.node_overflow | pe.depth_overflow |
-                          pe.inbag_overflow | pe.bad_config)
-                        for index, pe in enumerate(pes))
+                        ~_stopped_on_error(pe) for index, pe in enumerate(pes))
         s.candidate_free = Mux(candidate_starts, ~s.assigned.bit_select(candidate, 1),
                                can_queue.bit_select(candidate, 1))
 
@@ -595,3 +592,8 @@ class ForestTrainer(wiring.Component):
             with m.Elif(trees_done == n_trees):
                 m.d.sync += self.done.eq(1)
                 m.next = "Idle"
+
+
+def _stopped_on_error(pe):
+    """A PE's error flags, any of them up (registers of the PE): it stopped its tree."""
+    return pe.bad_input | pe.node_overflow | pe.depth_overflow | pe.inbag_overflow | pe.bad_config
