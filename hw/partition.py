@@ -137,6 +137,7 @@ class PartitionUnit(wiring.Component):
         head = Signal(pointer_bits)
         tail = Signal(pointer_bits)
         queued = Signal(count_bits)                     # rows in the queue
+        queue_empty = Signal(init=1)                    # queued == 0, registered
         head_loaded = Signal()                          # right_read.data holds the head
         previous_left = Signal(count_bits)              # previous segment's rows still queued
         previous_address = Signal(self.address_bits)    # where the next of them goes
@@ -217,7 +218,8 @@ class PartitionUnit(wiring.Component):
         head_after = Mux(pop, following(head), head)
         m.d.comb += [right_read.addr.eq(head_after), right_read.en.eq(1)]
         m.d.sync += [head.eq(head_after), head_loaded.eq(~(right_moves & (tail == head_after))),
-                     queued.eq(queued + right_moves - pop)]
+                     queued.eq(queued + right_moves - pop),
+                     queue_empty.eq(Mux(right_moves, 0, Mux(pop, queued == 1, queue_empty)))]
         with m.If(right_moves):
             m.d.comb += [right_write.addr.eq(tail), right_write.data.eq(stage2_stored), right_write.en.eq(1)]
             m.d.sync += tail.eq(following(tail))
@@ -244,5 +246,6 @@ class PartitionUnit(wiring.Component):
                 m.d.sync += current_complete.eq(1)
 
         # (A complete segment waiting for the previous one has rows queued.)
-        m.d.comb += self.idle.eq(~stage1_valid & ~stage2_valid & (queued == 0) & ~output_valid & ~skid_valid)
+        # ``idle`` is an AND of registers: it reaches the PE's controller through the lanes.
+        m.d.comb += self.idle.eq(~stage1_valid & ~stage2_valid & queue_empty & ~output_valid & ~skid_valid)
         return m

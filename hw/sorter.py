@@ -108,8 +108,8 @@ class RadixSorter(wiring.Component):
 
         # Two row buffers (ping-pong between passes) and two digit-counter memories (one
         # holds the offsets of the current pass while the other counts the next digit).
-        # Read ports are transparent so that a read-modify-write of the same counter in
-        # consecutive cycles sees its own update.
+        # Read ports are transparent, so a counter read in the cycle it is written sees the
+        # write (the update of the row before is forwarded from stage 3, below).
         buffer_write, buffer_read = [], []
         counter_write, counter_read = [], []
         for index in range(2):
@@ -144,13 +144,26 @@ class RadixSorter(wiring.Component):
         staged_next_digit = Signal(self.radix_bits)
         stage1_valid = Signal()
         stage1_digit = Signal(self.radix_bits)
-        stage1_row = Signal(self.row_bits)
-        stage1_code = Signal(self.code_bits)
         stage2_valid = Signal()
         stage2_entry = Signal(entry_layout)
         stage2_digit = Signal(self.radix_bits)
         stage2_next_digit = Signal(self.radix_bits)
-        m.d.sync += [staged_valid.eq(0), stage1_valid.eq(0), stage2_valid.eq(0)]
+        # A counter's incremented value is registered (``stage3``) and written a cycle
+        # later, so no path runs from a counter's block RAM through the adder back into
+        # it. A read issued while the counter's previous update waits in stage 3 takes
+        # that update instead (``forward_*``, decided from registered digits); the one
+        # written in the read's own cycle reaches it through the transparent port.
+        forward_digit = Signal()
+        forward_next_digit = Signal()
+        stage3_valid = Signal()
+        stage3_entry = Signal(entry_layout)
+        stage3_position = Signal(count_shape)
+        stage3_digit = Signal(self.radix_bits)
+        stage3_count = Signal(count_shape)
+        stage3_next_digit = Signal(self.radix_bits)
+        stage3_next_count = Signal(count_shape)
+        m.d.sync += [staged_valid.eq(0), stage1_valid.eq(0), stage2_valid.eq(0),
+                     stage3_valid.eq(0)]
 
         return SimpleNamespace(
             radix=radix, buffer_write=buffer_write, buffer_read=buffer_read,
@@ -160,9 +173,13 @@ class RadixSorter(wiring.Component):
             scatter_digit=scatter_digit, following_digit=following_digit,
             staged_valid=staged_valid, staged_entry=staged_entry, staged_digit=staged_digit,
             staged_next_digit=staged_next_digit,
-            stage1_valid=stage1_valid, stage1_digit=stage1_digit, stage1_row=stage1_row,
-            stage1_code=stage1_code, stage2_valid=stage2_valid, stage2_entry=stage2_entry,
-            stage2_digit=stage2_digit, stage2_next_digit=stage2_next_digit)
+            stage1_valid=stage1_valid, stage1_digit=stage1_digit,
+            stage2_valid=stage2_valid, stage2_entry=stage2_entry,
+            stage2_digit=stage2_digit, stage2_next_digit=stage2_next_digit,
+            forward_digit=forward_digit, forward_next_digit=forward_next_digit,
+            stage3_valid=stage3_valid, stage3_entry=stage3_entry, stage3_position=stage3_position,
+            stage3_digit=stage3_digit, stage3_count=stage3_count,
+            stage3_next_digit=stage3_next_digit, stage3_next_count=stage3_next_count)
 
     def _digit(self, m, code, which):
         """Digit ``which`` (a constant or a signal) of ``code``."""
@@ -177,10 +194,15 @@ class RadixSorter(wiring.Component):
         return result
 
     def _count_loaded_digit(self, m, s):
-        """Counting during the load: the counter read last cycle, plus one."""
+        """Counting during the load: the counter read last cycle (or the update waiting in
+        stage 3), plus one, registered and written a cycle later."""
+        current = Mux(s.forward_digit, s.stage3_count, s.counter_read[0].data)
         with m.If(s.stage1_valid):
-            m.d.comb += [s.counter_write[0].addr.eq(s.stage1_digit),
-                         s.counter_write[0].data.eq(s.counter_read[0].data + 1),
+            m.d.sync += [s.stage3_valid.eq(1), s.stage3_digit.eq(s.stage1_digit),
+                         s.stage3_count.eq(current + 1)]
+        with m.If(s.stage3_valid):
+            m.d.comb += [s.counter_write[0].addr.eq(s.stage3_digit),
+                         s.counter_write[0].data.eq(s.stage3_count),
                          s.counter_write[0].en.eq(1)]
 
     def _clear_counters(self, m, s):
@@ -206,6 +228,7 @@ class RadixSorter(wiring.Component):
                         s.counter_read[0].addr.eq(s.load_digit),
                     ]
                     m.d.sync += [s.stage1_valid.eq(1), s.stage1_digit.eq(s.load_digit),
+                                 s.forward_digit.eq(s.stage1_valid & (s.stage1_digit == s.load_digit)),
                                  s.row_count.eq(s.row_count + 1)]
                 with m.Else():
                     m.d.sync += self.overflow.eq(1)
@@ -219,10 +242,12 @@ class RadixSorter(wiring.Component):
         with m.State("Finish loading"):
             self._count_loaded_digit(m, s)
             m.d.sync += [s.index.eq(0), s.digit_pass.eq(0), s.parity.eq(0), s.running_sum.eq(0)]
-            with m.If(self.overflow):
-                m.next = "Clear counters"
-            with m.Else():
-                m.next = "Turn counts into offsets"
+            # The last count is written in the cycle that leaves (stage 3).
+            with m.If(~s.stage1_valid):
+                with m.If(self.overflow):
+                    m.next = "Clear counters"
+                with m.Else():
+                    m.next = "Turn counts into offsets"
 
     def _turn_counts_into_offsets(self, m, s):
         with m.State("Turn counts into offsets"):
@@ -262,26 +287,43 @@ class RadixSorter(wiring.Component):
                         m.d.sync += [s.staged_valid.eq(1), s.staged_entry.eq(s.source_entry),
                                      s.staged_digit.eq(s.scatter_digit),
                                      s.staged_next_digit.eq(s.following_digit)]
-                    # Stage 1b: read its offset and its next-digit counter.
+                    # Stage 1b: read its offset and its next-digit counter; note whether the
+                    # row ahead (then in stage 3) updates either of them.
                     m.d.comb += [offsets_read.addr.eq(s.staged_digit),
                                  next_read.addr.eq(s.staged_next_digit)]
                     with m.If(s.staged_valid):
-                        m.d.sync += [s.stage2_valid.eq(1), s.stage2_entry.eq(s.staged_entry),
-                                     s.stage2_digit.eq(s.staged_digit),
-                                     s.stage2_next_digit.eq(s.staged_next_digit)]
-                    # Stage 2: place the row, bump its offset and count the next digit.
+                        m.d.sync += [
+                            s.stage2_valid.eq(1), s.stage2_entry.eq(s.staged_entry),
+                            s.stage2_digit.eq(s.staged_digit),
+                            s.stage2_next_digit.eq(s.staged_next_digit),
+                            s.forward_digit.eq(s.stage2_valid & (s.stage2_digit == s.staged_digit)),
+                            s.forward_next_digit.eq(
+                                s.stage2_valid & (s.stage2_next_digit == s.staged_next_digit)),
+                        ]
+                    # Stage 2: the row's place and its next digit's count, registered.
+                    position = Mux(s.forward_digit, s.stage3_count, offsets_read.data)
+                    next_count = Mux(s.forward_next_digit, s.stage3_next_count, next_read.data)
                     with m.If(s.stage2_valid):
+                        m.d.sync += [s.stage3_valid.eq(1), s.stage3_entry.eq(s.stage2_entry),
+                                     s.stage3_position.eq(position),
+                                     s.stage3_digit.eq(s.stage2_digit),
+                                     s.stage3_count.eq(position + 1),
+                                     s.stage3_next_digit.eq(s.stage2_next_digit),
+                                     s.stage3_next_count.eq(next_count + 1)]
+                    # Stage 3: place the row, bump its offset and count the next digit.
+                    with m.If(s.stage3_valid):
                         m.d.comb += [
-                            target_write.addr.eq(offsets_read.data),
-                            target_write.data.eq(s.stage2_entry),
+                            target_write.addr.eq(s.stage3_position),
+                            target_write.data.eq(s.stage3_entry),
                             target_write.en.eq(1),
-                            offsets_write.addr.eq(s.stage2_digit),
-                            offsets_write.data.eq(offsets_read.data + 1),
+                            offsets_write.addr.eq(s.stage3_digit),
+                            offsets_write.data.eq(s.stage3_count),
                             offsets_write.en.eq(1),
-                            next_write.addr.eq(s.stage2_next_digit),
-                            next_write.data.eq(next_read.data + 1),
+                            next_write.addr.eq(s.stage3_next_digit),
+                            next_write.data.eq(s.stage3_next_count),
                             next_write.en.eq(1),
                         ]
+            # The last row is placed in the cycle that leaves (stage 3).
             with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.staged_valid & ~s.stage2_valid):
                 m.d.sync += [s.index.eq(0), s.running_sum.eq(0),
                              s.digit_pass.eq(s.digit_pass + 1), s.parity.eq(~s.parity)]

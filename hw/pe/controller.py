@@ -54,23 +54,20 @@ class Controller:
         m, s, pe = self.m, self.s, self.pe
         port_config = s.port_config
         with m.If(pe.start):
-            # The configuration is taken whether or not it passes its check (a failed
-            # one leaves the PE idle), so the check never reaches its wide enable.
-            m.d.sync += [pe.bad_config.eq(s.config_bad), pe.bad_input.eq(0),
-                         pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
+            # The configuration is taken whether or not it passes its check, so the check
+            # never reaches its wide enable; nor the next state: a failed check starts
+            # nothing (no pulse, of a promotion in this cycle either) and the state after
+            # the start returns to Idle on the registered verdict (``start_refused``).
+            m.d.sync += [pe.bad_config.eq(s.config_bad), s.start_refused.eq(s.config_bad),
+                         pe.bad_input.eq(0), pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
                          pe.inbag_overflow.eq(0), pe.done.eq(0),
                          s.cycles.eq(0), s.draw_valid.eq(0), s.config.eq(port_config),
-                         s.lane_go.eq(0)]
-            with m.If(s.config_bad):
-                # (and no pulse of a promotion in this cycle starts anything)
-                m.d.sync += [s.start_inbag.eq(0), s.start_prologue.eq(0)]
-                m.next = "Idle"
+                         s.lane_go.eq(0), s.start_inbag.eq(~s.config_bad),
+                         s.start_prologue.eq(port_config.sparse & ~s.config_bad)]
+            with m.If(port_config.sparse):
+                m.next = "Wait for the prologue"
             with m.Else():
-                m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(port_config.sparse)]
-                with m.If(port_config.sparse):
-                    m.next = "Wait for the prologue"
-                with m.Else():
-                    m.next = "Draw the bootstrap"
+                m.next = "Draw the bootstrap"
             # Whatever was queued or prefetched is abandoned with the running tree (the
             # sparse fill stops writing on the start itself).
             m.d.sync += [s.queued.eq(0), s.inbag_for_queued.eq(0), s.prefetched.eq(0),
@@ -81,6 +78,7 @@ class Controller:
         m, s = self.m, self.s
         m.d.comb += s.promoting.eq(1)
         m.d.sync += [s.config.eq(s.queued_config), s.queued.eq(0), s.inbag_for_queued.eq(0),
+                     s.start_refused.eq(0),
                      s.prefetched.eq(0), s.past_prologue.eq(0), s.cycles.eq(0)]
         with m.If(s.queued_config.sparse):
             with m.If(~s.prefetched):
@@ -147,7 +145,9 @@ class Controller:
             pass
 
         with self.state("Draw the bootstrap"):
-            with m.If(inbag.weights_ready & (inbag.inbag_rows > g.max_inbag_rows)):
+            with m.If(s.start_refused):
+                m.next = "Idle"
+            with m.Elif(inbag.weights_ready & (inbag.inbag_rows > g.max_inbag_rows)):
                 # More distinct rows than a list holds: stop before the fill writes any.
                 self.abort(pe.inbag_overflow)
             with m.Elif(inbag.weights_ready):
@@ -176,7 +176,9 @@ class Controller:
         with self.state("Wait for the prologue"):
             # The sparse fill's prologue (maybe run ahead while the last tree trained).
             sparse = s.sparse
-            with m.If(sparse.ready):
+            with m.If(s.start_refused):
+                m.next = "Idle"
+            with m.Elif(sparse.ready):
                 m.d.comb += s.prologue_taken.eq(1)
                 with m.If(sparse.bad):
                     self.abort(pe.bad_input)
@@ -196,7 +198,8 @@ class Controller:
                          s.node_write.data.counts.eq(s.root_counts),
                          s.node_write.data.n_rows.eq(root_rows),
                          *pe._review_bits(s, pe._is_leaf(s, s.root_counts, root_rows, 0), 0)]
-            m.d.sync += [s.next_node.eq(1), s.node.eq(0), s.level_end.eq(1), s.jobs_queued.eq(0),
+            m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.node.eq(0),
+                         s.level_end.eq(1), s.jobs_queued.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
             m.next = "Read a node"
 
@@ -384,7 +387,7 @@ class Controller:
             m.d.sync += s.left_child_decisions
             with m.If(~combiner.found):
                 self.review_next(s.node + 1)
-            with m.Elif(s.next_node + 2 > g.max_nodes):
+            with m.Elif(s.nodes_full):
                 self.abort(pe.node_overflow)
             with m.Else():
                 m.d.comb += [node_write.addr.eq(s.node), node_write.en.eq(1),
@@ -412,7 +415,9 @@ class Controller:
                          node_write.data.depth.eq(s.child_depth),
                          node_write.data.start.eq(current.start + s.rows_left),
                          *pe._review_bits(s, s.right_is_leaf, s.child_depth)]
-            m.d.sync += s.next_node.eq(s.next_node + 2)
+            # Whether two more children fit is known before the next Decide needs it.
+            m.d.sync += [s.next_node.eq(s.next_node + 2),
+                         s.nodes_full.eq(s.next_node + 4 > g.max_nodes)]
             # Children that will both be leaves need no partition (nothing reads them);
             # one list (thesis mode) is partitioned by construction.
             with m.If(~s.config.thesis_mode & ~s.children_both_leaves):
@@ -440,7 +445,9 @@ class Controller:
 
         with self.state("Read a partition job"):
             self.review_ahead(Mux(s.lanes_draining, s.level_end, s.level_end + 1))
-            m.d.comb += s.job_read.addr.eq(s.job_index)
+            # The next level's first record is read whether or not the lanes have drained
+            # (only the transition waits for them, not the address).
+            m.d.comb += [s.job_read.addr.eq(s.job_index), s.node_read.addr.eq(s.level_end)]
             with m.If(s.job_index == s.jobs_queued):
                 with m.If(~s.lanes_draining):     # the next level reads the lists
                     self.next_level()

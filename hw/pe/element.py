@@ -318,6 +318,8 @@ class ProcessingElement(wiring.Component):
         s.root_counts = Signal(g.counts_layout)
 
         s.next_node = Signal(g.node_bits + 1)           # nodes created so far
+        s.nodes_full = Signal()                         # next_node + 2 > max_nodes, registered
+        s.start_refused = Signal()                      # the last start's configuration failed
         s.node = Signal(g.node_bits + 1)                # node under review
         s.level_end = Signal(g.node_bits + 1)
         s.current = Signal(g.record_layout)
