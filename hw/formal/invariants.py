@@ -49,6 +49,7 @@ def partition_invariants():
         "queue pointers below max_segment": lambda s: (s["head"] < depth(s)) & (s["tail"] < depth(s)),
         "queue count never exceeds max_segment": lambda s: s["queued"] <= depth(s),
         "previous segment's rows within the queue": lambda s: s["previous_left"] <= s["queued"],
+        "queue_empty is queued == 0": lambda s: s["queue_empty"] == (s["queued"] == 0),
     }
 
 
@@ -73,6 +74,11 @@ def pe_invariants(prefix="", servers=True):
         & (at(s, "level_end") <= at(s, "next_node"))
         & (at(s, "next_node") <= _max_nodes(s, prefix))
         & (~in_states(at(s, "fsm_state"), *review) | (at(s, "node") < at(s, "level_end"))))
+    found[f"nodes_full is next_node + 2 > max_nodes{where}"] = (
+        lambda s: at(s, "nodes_full") == (at(s, "next_node") + 2 > _max_nodes(s, prefix)))
+    found[f"a refused start is seen only in the state after the start, or Idle{where}"] = (
+        lambda s: ~at(s, "start_refused")
+        | in_states(at(s, "fsm_state"), "Idle", "Draw the bootstrap", "Wait for the prologue"))
     before_root = ("Wait for the prologue", "Draw the bootstrap", "Draw the tree's feature",
                    "Fill the lists", "Write the root")
     found[f"past the prologue only from the root on{where}"] = (
