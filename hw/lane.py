@@ -190,10 +190,20 @@ class FeatureLane(wiring.Component):
         m.submodules.partition = s.partition = PartitionUnit(
             max_rows=self.max_rows, max_samples=self.max_samples, code_bits=self.packed_bits,
             address_bits=self.address_bits, max_segment=self.list_rows)
-        m.submodules.job_queue = s.job_queue = SyncFIFO(
-            width=len(self.jobs.payload.as_value()), depth=self.slots)
+        # A job is queued with its segment's bank addresses, worked out as it comes in, so
+        # a queued job's read begins from the queue's output through no slot select.
+        s.queue_layout = data.StructLayout({
+            "job": job_layout(self.slot_bits, self.visit_bits),
+            "base": self.address_bits, "base_next": self.address_bits})
+        m.submodules.job_queue = s.job_queue = SyncFIFO(width=s.queue_layout.size, depth=self.slots)
+        pushed = Signal(s.queue_layout)
+        offset = Array(Const(slot * self.list_rows, self.address_bits)
+                       for slot in range(self.slots))[self.jobs.p.slot]
+        m.d.comb += [pushed.job.eq(self.jobs.payload),
+                     pushed.base.eq(offset + self.segment_start),
+                     pushed.base_next.eq(offset + self.segment_start + 1)]
         m.d.comb += [
-            s.job_queue.w_data.eq(self.jobs.payload), s.job_queue.w_en.eq(self.jobs.valid),
+            s.job_queue.w_data.eq(pushed), s.job_queue.w_en.eq(self.jobs.valid),
             self.jobs.ready.eq(s.job_queue.w_rdy),
             s.scanner.min_samples_leaf.eq(self.min_samples_leaf),
         ]
@@ -215,8 +225,9 @@ class FeatureLane(wiring.Component):
         registers (``slot * list_rows + segment_start``, registered whatever the command;
         slot 0's is ``segment_start`` itself). A read begun from it passes a select, not
         an adder. A slot above 0 is read a cycle after ``segment_start`` settles at the
-        earliest: the controller queues a node's scan jobs cycles after it loads the node
-        (constant check, draw, swap), and a go-left command waits a cycle (``Begin go left``)."""
+        earliest: a go-left command waits a cycle (``Begin go left``). (Queued scan jobs
+        carry their own addresses, worked out from ``segment_start`` as they are queued;
+        the controller holds the node's segment until every job's result is combined.)"""
         first, first_next = Signal(self.address_bits), Signal(self.address_bits)
         m.d.comb += [first.eq(self.segment_start), first_next.eq(self.segment_start + 1)]
         bases, following = [first], [first_next]
@@ -332,7 +343,7 @@ class FeatureLane(wiring.Component):
     def _idle(self, m, s):
         with m.State("Idle"):
             m.d.comb += s.job_queue.r_en.eq(~self.go & s.scanner.segments.ready)
-            queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
+            queued = s.queue_layout(s.job_queue.r_data)
             with m.If(self.go):
                 m.d.sync += [s.start.eq(self.segment_start), s.length.eq(self.segment_length),
                              s.slots_used.eq(self.slots_used), s.threshold.eq(self.threshold),
@@ -370,14 +381,14 @@ class FeatureLane(wiring.Component):
                 # or not the scanner takes its header yet (the reader holds the entries),
                 # unless it was begun while the job before it was finishing.
                 with m.If(s.job_queue.r_rdy & ~s.prefetched):
-                    self._begin(m, s, s.base[queued.slot], s.base_next[queued.slot],
+                    self._begin(m, s, queued.base, queued.base_next,
                                 self.segment_length, self.segment_length - 1)
                     m.d.sync += s.prefetched.eq(1)
                 # Its header goes to the scanner when the scanner takes it (it waits in its
                 # first state whenever the lane is idle).
                 with m.If(s.job_queue.r_rdy & s.scanner.segments.ready):
                     self._send_header(m, s)
-                    m.d.sync += [s.job.eq(s.job_queue.r_data), s.prefetched.eq(0)]
+                    m.d.sync += [s.job.eq(queued.job), s.prefetched.eq(0)]
                     m.next = "Scan the segment"
 
     def _header(self, m, s):
@@ -442,9 +453,9 @@ class FeatureLane(wiring.Component):
                          scanner.splits.ready.eq(self.results.ready)]
             # The next queued job's segment is read while the scanner finishes this one
             # (its entries wait in the reader), so its header finds them on their way.
-            queued = job_layout(self.slot_bits, self.visit_bits)(s.job_queue.r_data)
+            queued = s.queue_layout(s.job_queue.r_data)
             with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
-                self._begin(m, s, s.base[queued.slot], s.base_next[queued.slot],
+                self._begin(m, s, queued.base, queued.base_next,
                             self.segment_length, self.segment_length - 1)
                 m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):

@@ -148,13 +148,21 @@ class RadixSorter(wiring.Component):
         stage2_entry = Signal(entry_layout)
         stage2_digit = Signal(self.radix_bits)
         stage2_next_digit = Signal(self.radix_bits)
-        # A counter's incremented value is registered (``stage3``) and written a cycle
-        # later, so no path runs from a counter's block RAM through the adder back into
-        # it. A read issued while the counter's previous update waits in stage 3 takes
-        # that update instead (``forward_*``, decided from registered digits); the one
-        # written in the read's own cycle reaches it through the transparent port.
-        forward_digit = Signal()
-        forward_next_digit = Signal()
+        # A counter's read is registered as it leaves the block RAM (``held``), its
+        # incremented value registered again (``stage3``) and written a cycle later, so no
+        # path runs from a counter's block RAM through the adder, nor back into it. The
+        # read misses the updates of the two rows before it (written after it was made):
+        # the one in stage 3 and the one written in the cycle before are taken instead
+        # (``forward_*``, decided from registered digits); an update written in the read's
+        # own cycle reaches it through the transparent port.
+        held_valid = Signal()
+        held_entry = Signal(entry_layout)
+        held_digit = Signal(self.radix_bits)
+        held_count = Signal(count_shape)
+        held_next_digit = Signal(self.radix_bits)
+        held_next_count = Signal(count_shape)
+        forward = {name: Signal(name=f"forward_{name}")
+                   for name in ("stage3", "written", "next_stage3", "next_written")}
         stage3_valid = Signal()
         stage3_entry = Signal(entry_layout)
         stage3_position = Signal(count_shape)
@@ -162,8 +170,11 @@ class RadixSorter(wiring.Component):
         stage3_count = Signal(count_shape)
         stage3_next_digit = Signal(self.radix_bits)
         stage3_next_count = Signal(count_shape)
+        written_count = Signal(count_shape)         # stage 3's counts, a cycle later
+        written_next_count = Signal(count_shape)
         m.d.sync += [staged_valid.eq(0), stage1_valid.eq(0), stage2_valid.eq(0),
-                     stage3_valid.eq(0)]
+                     held_valid.eq(0), stage3_valid.eq(0),
+                     written_count.eq(stage3_count), written_next_count.eq(stage3_next_count)]
 
         return SimpleNamespace(
             radix=radix, buffer_write=buffer_write, buffer_read=buffer_read,
@@ -176,7 +187,10 @@ class RadixSorter(wiring.Component):
             stage1_valid=stage1_valid, stage1_digit=stage1_digit,
             stage2_valid=stage2_valid, stage2_entry=stage2_entry,
             stage2_digit=stage2_digit, stage2_next_digit=stage2_next_digit,
-            forward_digit=forward_digit, forward_next_digit=forward_next_digit,
+            held_valid=held_valid, held_entry=held_entry, held_digit=held_digit,
+            held_count=held_count, held_next_digit=held_next_digit,
+            held_next_count=held_next_count, forward=forward,
+            written_count=written_count, written_next_count=written_next_count,
             stage3_valid=stage3_valid, stage3_entry=stage3_entry, stage3_position=stage3_position,
             stage3_digit=stage3_digit, stage3_count=stage3_count,
             stage3_next_digit=stage3_next_digit, stage3_next_count=stage3_next_count)
@@ -193,12 +207,30 @@ class RadixSorter(wiring.Component):
                     m.d.comb += result.eq(code >> (p * self.radix_bits))
         return result
 
+    def _hold(self, m, s, digit, count, next_digit=None, next_count=None):
+        """A counter read (``count``, for ``digit``) leaves the block RAM into ``held``,
+        with whether the rows in stage 3 and just written update the same counter."""
+        m.d.sync += [s.held_valid.eq(1), s.held_digit.eq(digit), s.held_count.eq(count),
+                     s.forward["stage3"].eq(s.held_valid & (s.held_digit == digit)),
+                     s.forward["written"].eq(s.stage3_valid & (s.stage3_digit == digit))]
+        if next_digit is not None:
+            m.d.sync += [s.held_next_digit.eq(next_digit), s.held_next_count.eq(next_count),
+                         s.forward["next_stage3"].eq(s.held_valid & (s.held_next_digit == next_digit)),
+                         s.forward["next_written"].eq(s.stage3_valid & (s.stage3_next_digit == next_digit))]
+
+    @staticmethod
+    def _latest(s, held, in_stage3, stage3, just_written, written):
+        """A held counter value, or the newer one of the row ahead or the row before it."""
+        return Mux(s.forward[in_stage3], stage3, Mux(s.forward[just_written], written, held))
+
     def _count_loaded_digit(self, m, s):
-        """Counting during the load: the counter read last cycle (or the update waiting in
-        stage 3), plus one, registered and written a cycle later."""
-        current = Mux(s.forward_digit, s.stage3_count, s.counter_read[0].data)
+        """Counting during the load: the counter read last cycle is held, its latest value
+        plus one registered in stage 3 and written from there."""
         with m.If(s.stage1_valid):
-            m.d.sync += [s.stage3_valid.eq(1), s.stage3_digit.eq(s.stage1_digit),
+            self._hold(m, s, s.stage1_digit, s.counter_read[0].data)
+        current = self._latest(s, s.held_count, "stage3", s.stage3_count, "written", s.written_count)
+        with m.If(s.held_valid):
+            m.d.sync += [s.stage3_valid.eq(1), s.stage3_digit.eq(s.held_digit),
                          s.stage3_count.eq(current + 1)]
         with m.If(s.stage3_valid):
             m.d.comb += [s.counter_write[0].addr.eq(s.stage3_digit),
@@ -228,7 +260,6 @@ class RadixSorter(wiring.Component):
                         s.counter_read[0].addr.eq(s.load_digit),
                     ]
                     m.d.sync += [s.stage1_valid.eq(1), s.stage1_digit.eq(s.load_digit),
-                                 s.forward_digit.eq(s.stage1_valid & (s.stage1_digit == s.load_digit)),
                                  s.row_count.eq(s.row_count + 1)]
                 with m.Else():
                     m.d.sync += self.overflow.eq(1)
@@ -243,7 +274,7 @@ class RadixSorter(wiring.Component):
             self._count_loaded_digit(m, s)
             m.d.sync += [s.index.eq(0), s.digit_pass.eq(0), s.parity.eq(0), s.running_sum.eq(0)]
             # The last count is written in the cycle that leaves (stage 3).
-            with m.If(~s.stage1_valid):
+            with m.If(~s.stage1_valid & ~s.held_valid):
                 with m.If(self.overflow):
                     m.next = "Clear counters"
                 with m.Else():
@@ -287,28 +318,29 @@ class RadixSorter(wiring.Component):
                         m.d.sync += [s.staged_valid.eq(1), s.staged_entry.eq(s.source_entry),
                                      s.staged_digit.eq(s.scatter_digit),
                                      s.staged_next_digit.eq(s.following_digit)]
-                    # Stage 1b: read its offset and its next-digit counter; note whether the
-                    # row ahead (then in stage 3) updates either of them.
+                    # Stage 1b: read its offset and its next-digit counter.
                     m.d.comb += [offsets_read.addr.eq(s.staged_digit),
                                  next_read.addr.eq(s.staged_next_digit)]
                     with m.If(s.staged_valid):
-                        m.d.sync += [
-                            s.stage2_valid.eq(1), s.stage2_entry.eq(s.staged_entry),
-                            s.stage2_digit.eq(s.staged_digit),
-                            s.stage2_next_digit.eq(s.staged_next_digit),
-                            s.forward_digit.eq(s.stage2_valid & (s.stage2_digit == s.staged_digit)),
-                            s.forward_next_digit.eq(
-                                s.stage2_valid & (s.stage2_next_digit == s.staged_next_digit)),
-                        ]
-                    # Stage 2: the row's place and its next digit's count, registered.
-                    position = Mux(s.forward_digit, s.stage3_count, offsets_read.data)
-                    next_count = Mux(s.forward_next_digit, s.stage3_next_count, next_read.data)
+                        m.d.sync += [s.stage2_valid.eq(1), s.stage2_entry.eq(s.staged_entry),
+                                     s.stage2_digit.eq(s.staged_digit),
+                                     s.stage2_next_digit.eq(s.staged_next_digit)]
+                    # Stage 2: the two counters leave the block RAMs into ``held``.
                     with m.If(s.stage2_valid):
-                        m.d.sync += [s.stage3_valid.eq(1), s.stage3_entry.eq(s.stage2_entry),
+                        self._hold(m, s, s.stage2_digit, offsets_read.data,
+                                   s.stage2_next_digit, next_read.data)
+                        m.d.sync += s.held_entry.eq(s.stage2_entry)
+                    # Held: the row's place and its next digit's count, registered.
+                    position = self._latest(s, s.held_count, "stage3", s.stage3_count,
+                                            "written", s.written_count)
+                    next_count = self._latest(s, s.held_next_count, "next_stage3", s.stage3_next_count,
+                                              "next_written", s.written_next_count)
+                    with m.If(s.held_valid):
+                        m.d.sync += [s.stage3_valid.eq(1), s.stage3_entry.eq(s.held_entry),
                                      s.stage3_position.eq(position),
-                                     s.stage3_digit.eq(s.stage2_digit),
+                                     s.stage3_digit.eq(s.held_digit),
                                      s.stage3_count.eq(position + 1),
-                                     s.stage3_next_digit.eq(s.stage2_next_digit),
+                                     s.stage3_next_digit.eq(s.held_next_digit),
                                      s.stage3_next_count.eq(next_count + 1)]
                     # Stage 3: place the row, bump its offset and count the next digit.
                     with m.If(s.stage3_valid):
@@ -324,7 +356,8 @@ class RadixSorter(wiring.Component):
                             next_write.en.eq(1),
                         ]
             # The last row is placed in the cycle that leaves (stage 3).
-            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.staged_valid & ~s.stage2_valid):
+            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.staged_valid & ~s.stage2_valid &
+                      ~s.held_valid):
                 m.d.sync += [s.index.eq(0), s.running_sum.eq(0),
                              s.digit_pass.eq(s.digit_pass + 1), s.parity.eq(~s.parity)]
                 with m.If(s.digit_pass == self.passes - 1):
