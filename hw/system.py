@@ -171,11 +171,25 @@ class ForestSystem(wiring.Component):
                         m.d.sync += self.csr.read_data.eq(value)
                 with m.Default():
                     m.d.sync += self.csr.read_data.eq(0)
+        # A register value with bits beyond its port would be truncated into another,
+        # possibly valid, value: such a start is refused instead (STATUS bit 12). Whether
+        # a value is too wide is registered with it (from the written data), so a start's
+        # refusal reads flags, not compares of the registers.
+        ports = {"N_ROWS": trainer.n_rows, "N_FEATURES": trainer.n_features,
+                 "N_TREES": trainer.n_trees, "N_SAMPLES": trainer.n_samples,
+                 "FEATURES_PER_SPLIT": trainer.features_per_split, "DEPTH_LIMIT": trainer.depth_limit,
+                 "MIN_SAMPLES_SPLIT": trainer.min_samples_split,
+                 "MIN_SAMPLES_LEAF": trainer.min_samples_leaf}
+        beyond = {name: Signal(name=f"{name.lower()}_too_wide") for name, port in ports.items()
+                  if len(values[name]) > len(port)}
         with m.If(self.csr.write):
             with m.Switch(self.csr.address):
                 for name, signal in values.items():
                     with m.Case(REGISTERS[name][0]):
                         m.d.sync += signal.eq(self.csr.write_data)
+                        if name in beyond:
+                            high = self.csr.write_data[len(ports[name]):len(signal)]
+                            m.d.sync += beyond[name].eq(high != 0)
                 with m.Case(REGISTERS["CONTROL"][0]):
                     m.d.comb += [start.eq(self.csr.write_data[0]), clear.eq(self.csr.write_data[1])]
 
@@ -190,15 +204,7 @@ class ForestSystem(wiring.Component):
             trainer.min_samples_leaf.eq(values["MIN_SAMPLES_LEAF"]),
             inference.n_trees.eq(values["N_TREES"]), inference.clear.eq(clear),
         ]
-        # A register value with bits beyond its port would be truncated into another,
-        # possibly valid, value: such a start is refused instead (STATUS bit 12).
-        ports = {"N_ROWS": trainer.n_rows, "N_FEATURES": trainer.n_features,
-                 "N_TREES": trainer.n_trees, "N_SAMPLES": trainer.n_samples,
-                 "FEATURES_PER_SPLIT": trainer.features_per_split, "DEPTH_LIMIT": trainer.depth_limit,
-                 "MIN_SAMPLES_SPLIT": trainer.min_samples_split,
-                 "MIN_SAMPLES_LEAF": trainer.min_samples_leaf}
-        wide = Cat((values[name] >> len(port)) != 0 for name, port in ports.items()
-                   if len(values[name]) > len(port)).any()
+        wide = Cat(*beyond.values()).any()
         with m.If(start & ~trainer.busy):
             m.d.sync += too_wide.eq(wide)
         m.d.comb += trainer.start.eq(start & ~(wide & ~trainer.busy))
