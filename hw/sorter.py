@@ -109,7 +109,7 @@ class RadixSorter(wiring.Component):
         # Two row buffers (ping-pong between passes) and two digit-counter memories (one
         # holds the offsets of the current pass while the other counts the next digit).
         # Read ports are transparent, so a counter read in the cycle it is written sees the
-        # write (the update of the row before is forwarded from stage 3, below).
+        # write (the two updates written after a read are forwarded to it, below).
         buffer_write, buffer_read = [], []
         counter_write, counter_read = [], []
         for index in range(2):
