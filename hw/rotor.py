@@ -19,7 +19,8 @@ read, from registers; the word leaves the bank into a broadcast register per gro
 :data:`GROUP` PEs and from there into each PE's own FIFO of :data:`CREDITS` words. The
 rotor reads a word only when every PE that takes it has a free place counted for it
 (a credit, returned when the PE takes the word from its FIFO), so no PE's ``ready``
-reaches the bank's read enable, and no PE waits for another's unless its FIFO is full.
+reaches the bank, and no PE waits for another's unless its FIFO is full. The bank reads
+every cycle at an address chosen between two registers (the rotor's next word, the jump's).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
@@ -52,8 +53,9 @@ class ListRotor(wiring.Component):
         Words per list, and slots in use (held while the forest trains).
     clear : In(1)
         A new forest: nothing wanted, locked, read or held.
-    read_addresses, read_enable : Out
-        The bank's read port of each lane (``slot * max_rows + position``), one enable.
+    read_addresses : Out
+        The bank's read port of each lane (``slot * max_rows + position``), all one
+        address; the ports read every cycle.
     read_data : In(entry layout).array(lanes)
         The entry each lane's port read in the cycle before.
     """
@@ -70,7 +72,6 @@ class ListRotor(wiring.Component):
             "slots_used": In(range(slots + 1)),
             "clear": In(1),
             "read_addresses": Out(address_bits).array(lanes),
-            "read_enable": Out(1),
             "read_data": In(word_layout["entries"].shape.elem_shape).array(lanes),
         })
 
@@ -91,10 +92,16 @@ class ListRotor(wiring.Component):
         credits = [Signal(range(CREDITS + 1), init=CREDITS, name=f"credits{index}") for index in range(pes)]
         # The lowest waiting PE's slot, registered (the jump follows a request a cycle late).
         jump_wanted, jump_slot = Signal(name="jump_wanted"), Signal(range(slots), name="jump_slot")
+        # The bank address of the rotor's next word and of the jump's, each held in a
+        # register (slot * max_rows from a table of constants: max_rows need not be a power
+        # of two), so only a two-way choice lies between registers and the bank's address.
+        offsets = Array(Const(slot * self._max_rows, len(self.read_addresses[0])) for slot in range(slots))
+        rotor_address = Signal.like(self.read_addresses[0], name="rotor_address")
+        jump_address = Signal.like(self.read_addresses[0], name="jump_address")
         m.d.sync += jump_wanted.eq(want_valid.any())
         for index in reversed(range(pes)):
             with m.If(want_valid[index]):
-                m.d.sync += jump_slot.eq(want_slot[index])
+                m.d.sync += [jump_slot.eq(want_slot[index]), jump_address.eq(offsets[want_slot[index]])]
 
         jump = ~locked.any() & jump_wanted
         current_slot = Signal.like(rotor_slot, name="current_slot")
@@ -103,6 +110,7 @@ class ListRotor(wiring.Component):
         m.d.comb += [current_slot.eq(Mux(jump, jump_slot, rotor_slot)),
                      current_position.eq(Mux(jump, 0, rotor_position)),
                      first.eq(current_position == 0), last.eq(current_position == self.n_rows - 1)]
+        current_address = Mux(jump, jump_address, rotor_address)
         locking = Signal(pes)
         taking = Signal(pes)
         for index in range(pes):
@@ -114,18 +122,20 @@ class ListRotor(wiring.Component):
         blocked = Cat(taking[index] & (credits[index] == 0) for index in range(pes)).any()
         issue = Signal()
         m.d.comb += issue.eq((locked.any() | jump_wanted) & ~blocked)
-        # slot * max_rows from a table of constants (max_rows need not be a power of two).
-        offset = Array(Const(slot * self._max_rows, len(self.read_addresses[0]))
-                       for slot in range(slots))[current_slot]
+        # The bank's ports read every cycle (no enable: whether a word is issued, decided
+        # from every PE's lock and credits, never reaches the bank); a word read is used
+        # only in the cycle after it was issued, and the next word's address stays put
+        # until then.
         for address in self.read_addresses:
-            m.d.comb += address.eq(offset + current_position)
-        m.d.comb += self.read_enable.eq(issue)
+            m.d.comb += address.eq(current_address)
         with m.If(issue):
             with m.If(last):
-                m.d.sync += [rotor_position.eq(0),
-                             rotor_slot.eq(Mux(current_slot + 1 >= self.slots_used, 0, current_slot + 1))]
+                next_slot = Mux(current_slot + 1 >= self.slots_used, 0, current_slot + 1)
+                m.d.sync += [rotor_position.eq(0), rotor_slot.eq(next_slot),
+                             rotor_address.eq(offsets[next_slot])]
             with m.Else():
-                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot)]
+                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot),
+                             rotor_address.eq(current_address + 1)]
 
         # Requests and locks, decided as the word is read.
         for index, request in enumerate(self.requests):
@@ -145,8 +155,8 @@ class ListRotor(wiring.Component):
 
         self._deliver(m, Mux(issue, taking, 0), last, credits)
         with m.If(self.clear):
-            m.d.sync += [rotor_slot.eq(0), rotor_position.eq(0), want_valid.eq(0), locked.eq(0),
-                         jump_wanted.eq(0)]
+            m.d.sync += [rotor_slot.eq(0), rotor_position.eq(0), rotor_address.eq(0), want_valid.eq(0),
+                         locked.eq(0), jump_wanted.eq(0)]
         return m
 
     def _deliver(self, m, takers, last, credits):

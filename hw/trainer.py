@@ -354,7 +354,7 @@ class ForestTrainer(wiring.Component):
         m.d.comb += [rotor.n_rows.eq(s.n_rows), rotor.slots_used.eq(s.lane_features[0]),
                      rotor.clear.eq(s.clearing)]
         for port, address, read in zip(presorted_reads, rotor.read_addresses, rotor.read_data):
-            m.d.comb += [port.addr.eq(address), port.en.eq(rotor.read_enable), read.eq(port.data)]
+            m.d.comb += [port.addr.eq(address), read.eq(port.data)]
 
     def _code_lookups(self, m, s):
         """The PEs' code look-ups (their sparse fill)."""
@@ -520,11 +520,13 @@ class ForestTrainer(wiring.Component):
             with m.If(~s.assigned[index]):
                 m.d.sync += [candidate.eq(index), candidate_starts.eq(1), candidate_valid.eq(1)]
         # A PE that could queue a cycle ago still can, unless its running tree's last node
-        # goes out now (only while the merge is locked on it) or it stopped on an error
-        # (its flag is up now): checked from registers, not from the PE's ``queue_ready``,
-        # so no path runs from a PE's state through the dispatch back into the PE.
-        can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index)) &
-                        ~_stopped_on_error(pe) for index, pe in enumerate(pes))
+        # goes out now (only while the merge is locked on it): checked from the trainer's
+        # registers, not from the PE's ``queue_ready`` or its error flags, so no path runs
+        # from a PE's state through the dispatch into any PE's start. A PE whose error flag
+        # rose this cycle may still be handed a tree: the flag stops the forest a cycle
+        # later (``pe_failed``), so that tree is never waited for.
+        can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index))
+                        for index in range(self.pe_count))
         s.candidate_free = Mux(candidate_starts, ~s.assigned.bit_select(candidate, 1),
                                can_queue.bit_select(candidate, 1))
 
