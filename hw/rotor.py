@@ -11,8 +11,9 @@ word and takes the list to its last word. Its next request is accepted while it 
 list (one waits at a time) and locks on as soon as that list ends, so consecutive slots
 (a forest-mode fill) follow without a gap. Every PE locked on the same word takes it at
 once. While no PE is locked, the rotor jumps to the first word of the slot the
-lowest-numbered waiting PE wants (a lone PE never waits); otherwise a PE waits for its
-slot to come round (at most ``ceil(F / lanes)`` lists).
+lowest-numbered waiting PE wants, in a cycle of its own unless it stands there already (a
+lone PE waits that cycle at most); otherwise a PE waits for its slot to come round (at
+most ``ceil(F / lanes)`` lists).
 
 Built for many PEs (``docs/timing.md``): which PEs take a word is decided when it is
 read, from registers; the word leaves the bank into a broadcast register per group of
@@ -20,7 +21,7 @@ read, from registers; the word leaves the bank into a broadcast register per gro
 rotor reads a word only when every PE that takes it has a free place counted for it
 (a credit, returned when the PE takes the word from its FIFO), so no PE's ``ready``
 reaches the bank, and no PE waits for another's unless its FIFO is full. The bank reads
-every cycle at an address chosen between two registers (the rotor's next word, the jump's).
+every cycle at the rotor's address, a register.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
@@ -94,7 +95,7 @@ class ListRotor(wiring.Component):
         jump_wanted, jump_slot = Signal(name="jump_wanted"), Signal(range(slots), name="jump_slot")
         # The bank address of the rotor's next word and of the jump's, each held in a
         # register (slot * max_rows from a table of constants: max_rows need not be a power
-        # of two), so only a two-way choice lies between registers and the bank's address.
+        # of two).
         offsets = Array(Const(slot * self._max_rows, len(self.read_addresses[0])) for slot in range(slots))
         rotor_address = Signal.like(self.read_addresses[0], name="rotor_address")
         jump_address = Signal.like(self.read_addresses[0], name="jump_address")
@@ -103,39 +104,43 @@ class ListRotor(wiring.Component):
             with m.If(want_valid[index]):
                 m.d.sync += [jump_slot.eq(want_slot[index]), jump_address.eq(offsets[want_slot[index]])]
 
-        jump = ~locked.any() & jump_wanted
-        current_slot = Signal.like(rotor_slot, name="current_slot")
-        current_position = Signal.like(rotor_position, name="current_position")
-        first, last = Signal(name="first"), Signal(name="last")
-        m.d.comb += [current_slot.eq(Mux(jump, jump_slot, rotor_slot)),
-                     current_position.eq(Mux(jump, 0, rotor_position)),
-                     first.eq(current_position == 0), last.eq(current_position == self.n_rows - 1)]
-        current_address = Mux(jump, jump_address, rotor_address)
+        # The jump takes a cycle of its own: it moves the rotor to the first word of the
+        # slot wanted, and that word is issued in the next cycle like any other, so the
+        # read decision sees the rotor's registers only, never a choice between two words.
+        # A rotor already at that first word (the next slot of a forest-mode fill) issues
+        # it at once.
+        first = Signal(init=1, name="first")            # rotor_position == 0
+        last = Signal(name="last")
+        m.d.comb += last.eq(rotor_position == self.n_rows - 1)
+        at_jump = first & (rotor_slot == jump_slot)
+        jump = ~locked.any() & jump_wanted & ~at_jump
         locking = Signal(pes)
         taking = Signal(pes)
         for index in range(pes):
             m.d.comb += [
                 locking[index].eq(want_valid[index] & ~locked[index] & first &
-                                  (current_slot == want_slot[index]) & busy[index]),
+                                  (rotor_slot == want_slot[index]) & busy[index]),
                 taking[index].eq((locked[index] | locking[index]) & busy[index]),
             ]
         blocked = Cat(taking[index] & (credits[index] == 0) for index in range(pes)).any()
         issue = Signal()
-        m.d.comb += issue.eq((locked.any() | jump_wanted) & ~blocked)
-        # The bank's ports read every cycle (no enable: whether a word is issued, decided
-        # from every PE's lock and credits, never reaches the bank); a word read is used
-        # only in the cycle after it was issued, and the next word's address stays put
-        # until then.
+        m.d.comb += issue.eq((locked.any() | (jump_wanted & at_jump)) & ~blocked)
+        # The bank's ports read every cycle at the rotor's address, a register (no enable:
+        # whether a word is issued, decided from every PE's lock and credits, never
+        # reaches the bank); a word read is used only in the cycle after it was issued.
         for address in self.read_addresses:
-            m.d.comb += address.eq(current_address)
-        with m.If(issue):
+            m.d.comb += address.eq(rotor_address)
+        with m.If(jump):
+            m.d.sync += [rotor_slot.eq(jump_slot), rotor_position.eq(0), rotor_address.eq(jump_address),
+                         first.eq(1)]
+        with m.Elif(issue):
             with m.If(last):
-                next_slot = Mux(current_slot + 1 >= self.slots_used, 0, current_slot + 1)
+                next_slot = Mux(rotor_slot + 1 >= self.slots_used, 0, rotor_slot + 1)
                 m.d.sync += [rotor_position.eq(0), rotor_slot.eq(next_slot),
-                             rotor_address.eq(offsets[next_slot])]
+                             rotor_address.eq(offsets[next_slot]), first.eq(1)]
             with m.Else():
-                m.d.sync += [rotor_position.eq(current_position + 1), rotor_slot.eq(current_slot),
-                             rotor_address.eq(current_address + 1)]
+                m.d.sync += [rotor_position.eq(rotor_position + 1), rotor_address.eq(rotor_address + 1),
+                             first.eq(0)]
 
         # Requests and locks, decided as the word is read.
         for index, request in enumerate(self.requests):
@@ -155,8 +160,8 @@ class ListRotor(wiring.Component):
 
         self._deliver(m, Mux(issue, taking, 0), last, credits)
         with m.If(self.clear):
-            m.d.sync += [rotor_slot.eq(0), rotor_position.eq(0), rotor_address.eq(0), want_valid.eq(0),
-                         locked.eq(0), jump_wanted.eq(0)]
+            m.d.sync += [rotor_slot.eq(0), rotor_position.eq(0), rotor_address.eq(0), first.eq(1),
+                         want_valid.eq(0), locked.eq(0), jump_wanted.eq(0)]
         return m
 
     def _deliver(self, m, takers, last, credits):
