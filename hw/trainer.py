@@ -520,13 +520,10 @@ class ForestTrainer(wiring.Component):
             with m.If(~s.assigned[index]):
                 m.d.sync += [candidate.eq(index), candidate_starts.eq(1), candidate_valid.eq(1)]
         # A PE that could queue a cycle ago still can, unless its running tree's last node
-        # goes out now (only while the merge is locked on it): checked from the trainer's
-        # registers, not from the PE's ``queue_ready`` or its error flags, so no path runs
-        # from a PE's state through the dispatch into any PE's start. A PE whose error flag
-        # rose this cycle may still be handed a tree: the flag stops the forest a cycle
-        # later (``pe_failed``), so that tree is never waited for.
-        can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index))
-                        for index in range(self.pe_count))
+        # goes out now (only while the merge is locked on it): from the trainer's registers,
+        # not the PE's ``queue_ready`` or error flags (a PE whose flag rose this cycle may be
+        # handed a tree; ``pe_failed`` stops the forest a cycle later, so none is waited for).
+        can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index)) for index in range(self.pe_count))
         s.candidate_free = Mux(candidate_starts, ~s.assigned.bit_select(candidate, 1),
                                can_queue.bit_select(candidate, 1))
 
