@@ -145,25 +145,32 @@ class PartitionUnit(wiring.Component):
                                                         # going right: queued - previous_left)
         current_complete = Signal()                     # its last entry is in; waits for the previous
 
-        # The write goes out through an output register with a skid register behind it, so
-        # that whether a write can be made this cycle (``can_write``) is a register. Both
-        # hold the entry as the queue does: the queue's read goes into them through no adder.
-        held_layout = data.StructLayout({"address": self.address_bits, "entry": stored_layout})
-        output_valid = Signal()
-        output = Signal(held_layout)
-        skid_valid = Signal()
-        skid = Signal(held_layout)
+        # The write goes out through a buffer of two entries (the older one on ``writes``),
+        # so that whether a write can be made this cycle (``can_write``: not both full) is a
+        # register. Each entry keeps a row going left (from stage 2) and a queued row (the
+        # queue's read data, through no logic: the block RAM's output goes only to flip-flop
+        # enables) apart, and the select between them comes after the registers.
+        held_layout = data.StructLayout({"address": self.address_bits, "queued": 1,
+                                         "left": stored_layout, "right": stored_layout})
+        held = [Signal(held_layout, name=f"held{k}") for k in range(2)]
+        held_valid = [Signal(name=f"held{k}_valid") for k in range(2)]
+        oldest = Signal()                               # which entry goes out first
+        newest = Signal()                               # which entry a write fills
         write = Signal()
-        written = Signal(held_layout)
-        m.d.comb += [self.writes.valid.eq(output_valid), self.writes.p.address.eq(output.address),
-                     self.writes.p.entry.row.eq(output.entry.row), self.writes.p.entry.code.eq(output.entry.code),
-                     self.writes.p.entry.weight.eq(output.entry.weight_less_one + 1)]
-        can_write = ~skid_valid
-        with m.If(~output_valid | self.writes.ready):
-            m.d.sync += [output_valid.eq(skid_valid | write), output.eq(Mux(skid_valid, skid, written)),
-                         skid_valid.eq(0)]
-        with m.Elif(write):
-            m.d.sync += [skid.eq(written), skid_valid.eq(1)]
+        write_address = Signal(self.address_bits)
+        out = Signal(held_layout)
+        out_entry = Signal(stored_layout)
+        m.d.comb += [out.eq(Mux(oldest, held[1], held[0])), out_entry.eq(Mux(out.queued, out.right, out.left)),
+                     self.writes.valid.eq(Mux(oldest, held_valid[1], held_valid[0])),
+                     self.writes.p.address.eq(out.address),
+                     self.writes.p.entry.row.eq(out_entry.row), self.writes.p.entry.code.eq(out_entry.code),
+                     self.writes.p.entry.weight.eq(out_entry.weight_less_one + 1)]
+        can_write = ~(held_valid[0] & held_valid[1])
+        sent = self.writes.valid & self.writes.ready
+        with m.If(sent):
+            m.d.sync += oldest.eq(~oldest)
+        with m.If(write):
+            m.d.sync += newest.eq(~newest)
 
         # Stage 1 holds the entry whose go-left bit is being read (the read port only moves
         # with stage 1); stage 2 the entry with its bit registered, where it is written or
@@ -207,11 +214,18 @@ class PartitionUnit(wiring.Component):
             m.d.sync += stage2_valid.eq(0)
 
         # Writes: a row going left in place, else a queued row of the previous segment.
-        m.d.comb += write.eq(left_moves | pop)
-        with m.If(left_moves):
-            m.d.comb += [written.address.eq(stage2.base + current_lefts), written.entry.eq(stage2_stored)]
-        with m.Else():
-            m.d.comb += [written.address.eq(previous_address), written.entry.eq(right_read.data)]
+        m.d.comb += [write.eq(left_moves | pop),
+                     write_address.eq(Mux(left_moves, stage2.base + current_lefts, previous_address))]
+        for k in range(2):
+            with m.If(write & (newest == k)):
+                m.d.sync += [held_valid[k].eq(1), held[k].address.eq(write_address),
+                             held[k].queued.eq(~left_moves)]
+                with m.If(left_moves):
+                    m.d.sync += held[k].left.eq(stage2_stored)
+                with m.Else():
+                    m.d.sync += held[k].right.eq(right_read.data)
+            with m.Elif(sent & (oldest == k)):
+                m.d.sync += held_valid[k].eq(0)
 
         # The queue: push at the tail, pop at the head; the read port always fetches the
         # head after this cycle's pop (a fetch of the place being written is stale).
@@ -247,5 +261,5 @@ class PartitionUnit(wiring.Component):
 
         # (A complete segment waiting for the previous one has rows queued.)
         # ``idle`` is an AND of registers: it reaches the PE's controller through the lanes.
-        m.d.comb += self.idle.eq(~stage1_valid & ~stage2_valid & queue_empty & ~output_valid & ~skid_valid)
+        m.d.comb += self.idle.eq(~stage1_valid & ~stage2_valid & queue_empty & ~held_valid[0] & ~held_valid[1])
         return m

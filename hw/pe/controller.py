@@ -191,13 +191,17 @@ class Controller:
 
         self._fill_lists_state()
 
+        # The root's rows are final in the cycle before "Write the root" (the fill's or the
+        # prologue's last), so their compares with the sample limits come from a register.
+        root_rows = Mux(config.sparse, s.sparse.drawn_count, inbag.inbag_rows)
+        m.d.sync += s.root_too_small.eq(pe._too_small(s, root_rows))
         with self.state("Write the root"):
             self.review_ahead(0)
-            root_rows = Mux(config.sparse, s.sparse.drawn_count, inbag.inbag_rows)
+            root_leaf = pe._is_leaf(s, s.root_counts, root_rows, 0, too_small=s.root_too_small)
             m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1),
                          s.node_write.data.counts.eq(s.root_counts),
                          s.node_write.data.n_rows.eq(root_rows),
-                         *pe._review_bits(s, pe._is_leaf(s, s.root_counts, root_rows, 0), 0)]
+                         *pe._review_bits(s, root_leaf, 0)]
             m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.node.eq(0),
                          s.level_end.eq(1), s.jobs_queued.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]

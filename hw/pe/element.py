@@ -279,11 +279,17 @@ class ProcessingElement(wiring.Component):
             (self.features_per_split == 0) | (self.min_samples_split < 2) | (self.min_samples_leaf == 0) |
             (self.depth_limited & (self.depth_limit > g.max_depth)))
 
-    def _is_leaf(self, s, counts, rows, depth):
-        """leaf_decision of the model, before any draw."""
+    def _too_small(self, s, rows):
+        """A node of ``rows`` rows is too small to split (the model's sample limits)."""
+        return (rows < s.config.min_samples_split) | (rows < (s.config.min_samples_leaf << 1))
+
+    def _is_leaf(self, s, counts, rows, depth, *, too_small=None):
+        """leaf_decision of the model, before any draw (``too_small``: ``_too_small`` of
+        ``rows``, when a register holds it)."""
         config = s.config
         nonzero = sum((counts[c] != 0).as_unsigned() for c in range(self.classes))
-        too_small = (rows < config.min_samples_split) | (rows < (config.min_samples_leaf << 1))
+        if too_small is None:
+            too_small = self._too_small(s, rows)
         return (config.depth_limited & (depth >= config.depth_limit)) | too_small | (nonzero <= 1)
 
     def _review_bits(self, s, leaf, depth):
@@ -316,6 +322,7 @@ class ProcessingElement(wiring.Component):
         s.input_position = Signal(g.row_bits + 1)
         s.clear_index = Signal(count_bits)
         s.root_counts = Signal(g.counts_layout)
+        s.root_too_small = Signal()                     # _too_small of the root's rows, a cycle late
 
         s.next_node = Signal(g.node_bits + 1)           # nodes created so far
         s.nodes_full = Signal()                         # next_node + 2 > max_nodes, registered
