@@ -14,7 +14,8 @@ r shuffles with seed + r; the same folds for all methods):
 * scikit-learn's ``RandomForestClassifier`` with the same hyper-parameters as forest mode,
   and with the thesis's software set-up (250 trees of depth 4): accuracy on every fold
   (``n_jobs=1``), fit time with ``n_jobs=1`` and ``n_jobs=-1`` on the folds of the first
-  repeat, measured in this run after everything else, so that nothing competes with it;
+  repeat (the least of ``--cpu-timings`` fits each), measured in this run after everything
+  else, so that nothing competes with it;
 * the thesis's reported Table 4.2 numbers (:mod:`sw.experiments.thesis_tables`).
 
 Hardware time: per dataset and mode, the first trees of fold 0 are trained in the

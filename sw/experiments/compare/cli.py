@@ -94,6 +94,9 @@ def parse_arguments(argv=None):
                         help="clock for the modelled time, for what-ifs (default: the ECP5 "
                              "proxy's minimum Fmax over all designs, docs/fmax.json, rounded "
                              "down; 100, the thesis's, once every design reaches it)")
+    parser.add_argument("--cpu-timings", type=_positive_int, default=3, metavar="N",
+                        help="time each CPU forest's fit N times per fold and keep the least "
+                             "(default 3)")
     parser.add_argument("--sim-trees", type=_positive_int, default=8, metavar="K",
                         help="forest-mode trees simulated per dataset (default 8)")
     parser.add_argument("--sim-thesis-trees", type=_positive_int, default=32, metavar="K",

@@ -152,7 +152,8 @@ def render(rows, arguments, seconds):
             f"{source}.** CPU forests, measured in this run on the same folds{_background(rows)}: scikit-learn {versions['sk']} `RandomForestClassifier` and oneDAL "
             f"(scikit-learn-intelex {versions['dal']}, {ONEDAL_BINS} histogram bins per "
             f"feature) with the same trees, depth, features per split and bootstrap; mean fit "
-            f"time over the {arguments.folds} folds of the first repeat (1 core: CPU time of "
+            f"time over the {arguments.folds} folds of the first repeat, each the least of "
+            f"{arguments.cpu_timings} timed fits (1 core: CPU time of "
             f"`n_jobs=1`; all: wall time of `n_jobs=-1` on this machine's {os.cpu_count()} "
             f"cores). Speed-up = CPU time / modelled HW time; CPU cores replaced = the fastest "
             f"single-core time / modelled HW time.",

@@ -394,6 +394,37 @@ def test_bad_jobs_option_is_refused(capsys):
     assert "--jobs" in capsys.readouterr().err
 
 
+def test_cpu_times_keep_the_least_of_each_kind_over_the_timed_fits(monkeypatch):
+    """Each CPU fit is timed --cpu-timings times; the one-core CPU and wall times and the
+    all-core wall time are each the least seen, not the last nor the first."""
+    from sw.experiments.compare import run
+    arguments = compare.parse_arguments(["--datasets", "iris", "--cpu-timings", "3"])
+    assert compare.parse_arguments(["--datasets", "iris"]).cpu_timings == 3
+    # Per timed fit (wall, cpu): descending, rising, then in between.
+    readings = iter([(9.0, 1.0), (5.0, 5.0), (7.0, 9.0), (2.0, 3.0)] * 50)
+    calls = []
+
+    def fake_timed(function):
+        calls.append(1)
+        wall, cpu = next(readings)
+        return wall, cpu, None
+    monkeypatch.setattr(run.cv, "timed", fake_timed)
+    monkeypatch.setattr(run, "_WARMED", set(run.CPU_MODELS))
+    X, y = np.zeros((6, 2)), np.array([0, 1] * 3)
+    times = run.cpu_times(X, y, arguments, 0)
+    assert len(calls) == 3 * 2 * len(run.CPU_MODELS)
+    # Fits in order: per timing round, per model, one core then all cores.
+    seen = [(9.0, 1.0), (5.0, 5.0), (7.0, 9.0), (2.0, 3.0)] * 5
+    for index, name in enumerate(run.CPU_MODELS):
+        rounds = [seen[2 * (round_ * len(run.CPU_MODELS) + index): 2 * (round_ * len(run.CPU_MODELS) + index) + 2]
+                  for round_ in range(3)]
+        assert times[f"{name}_1_wall"] == min(pair[0][0] for pair in rounds)
+        assert times[f"{name}_1"] == min(pair[0][1] for pair in rounds)
+        assert times[f"{name}_all"] == min(pair[1][0] for pair in rounds)
+    with pytest.raises(SystemExit):
+        compare.parse_arguments(["--datasets", "iris", "--cpu-timings", "0"])
+
+
 def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     params = model.TrainingParameters(n_classes=3, max_depth=None, max_samples=120, bootstrap=True,
                                       features_per_split=2, thesis_mode=False, min_samples_split=2,
