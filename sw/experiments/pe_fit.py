@@ -148,14 +148,20 @@ def load_fits(path=None):
 
 
 def staleness(path=None):
-    """None when the fits (:data:`FIT_FILE`) were measured on today's gateware, else a
-    sentence saying they were not (their digest against :func:`design_digest`)."""
-    measured = json.loads(Path(path or FIT_FILE).read_text()).get("design_digest")
+    """None when every fit (:data:`FIT_FILE`) was measured on today's gateware, else a
+    sentence naming the datasets whose fits were not (their digest against
+    :func:`design_digest`; a record without per-dataset digests has one for all)."""
+    record = json.loads(Path(path or FIT_FILE).read_text())
     current = design_digest()
-    if measured == current:
+    measured = {name: fit.get("design_digest", record.get("design_digest"))
+                for name, fit in record["datasets"].items()}
+    older = sorted(name for name, digest in measured.items() if digest != current)
+    if not older:
         return None
-    return (f"P measured on older gateware (docs/pe_fit.json digest {str(measured)[:10]}, the "
-            f"gateware's now {current[:10]}): rerun python -m sw.experiments.pe_fit")
+    digests = sorted({str(measured[name])[:10] for name in older})
+    return (f"P measured on older gateware (docs/pe_fit.json digest {', '.join(digests)} for "
+            f"{', '.join(older)}; the gateware's now {current[:10]}): rerun python -m "
+            f"sw.experiments.pe_fit")
 
 
 def _estimate_cached(name, parameters, folder, design_name="processing_element"):
@@ -176,18 +182,22 @@ def _estimate_cached(name, parameters, folder, design_name="processing_element")
 
 
 def write_fits(fits, path):
-    """Record the chosen fit of every dataset measured (``main``'s ``fits``) in ``path``;
-    datasets not measured this time keep their entry."""
+    """Record the chosen fit of every dataset measured (``main``'s ``fits``) in ``path``,
+    each with the gateware digest and date it was measured on; datasets not measured this
+    time keep their entry, digest and date."""
+    digest, date = design_digest(), time.strftime("%Y-%m-%d")
     record = {"tool": "python -m sw.experiments.pe_fit (Yosys synth_intel_alm estimates)",
-              "date": time.strftime("%Y-%m-%d"), "design_digest": design_digest(),
-              "datasets": {name: {"pe_count": fit["pe_count"],
+              "datasets": {name: {"design_digest": digest, "date": date, "pe_count": fit["pe_count"],
                                   "feature_lanes": fit["parameters"]["feature_lanes"],
                                   "limited_by": fit["limited_by"], "parameters": fit["parameters"],
                                   "estimate": fit["estimate"], "beside": fit["beside"],
                                   "budget": BUDGET, "forest_trees": FOREST_TREES}
                            for name, fit in fits.items()}}
     if path.exists():
-        kept = load_fits(path)
+        # Kept entries keep the digest and date they were measured with.
+        old = json.loads(path.read_text())
+        kept = {name: {"design_digest": old.get("design_digest"), "date": old.get("date"), **fit}
+                for name, fit in old["datasets"].items()}
         record["datasets"] = {**kept, **record["datasets"]}
     path.write_text(json.dumps(record, indent=1) + "\n")
 
