@@ -145,11 +145,9 @@ class PartitionUnit(wiring.Component):
                                                         # going right: queued - previous_left)
         current_complete = Signal()                     # its last entry is in; waits for the previous
 
-        # The write goes out through a buffer of two entries (the older one on ``writes``),
-        # so that whether a write can be made this cycle (``can_write``: not both full) is a
-        # register. Each entry keeps a row going left (from stage 2) and a queued row (the
-        # queue's read data, through no logic: the block RAM's output goes only to flip-flop
-        # enables) apart, and the select between them comes after the registers.
+        # Writes leave through two entries (the older on ``writes``; ``can_write``: not both
+        # full, a register), each with a left row and a queued row apart: the queue's block
+        # RAM output reaches flip-flops through no logic (``docs/gateware.md``).
         held_layout = data.StructLayout({"address": self.address_bits, "queued": 1,
                                          "left": stored_layout, "right": stored_layout})
         held = [Signal(held_layout, name=f"held{k}") for k in range(2)]
