@@ -8,7 +8,7 @@ whole (``docs/timing.md``).
 
 from amaranth.hdl import Cat, Const, Mux, Signal
 
-__all__ = ["TILE", "tiles", "carry_save_sum", "logic_product_rows"]
+__all__ = ["TILE", "tiles", "carry_save_pair", "carry_save_sum", "logic_product_rows"]
 
 #: Width of a multiplier tile (the ECP5's MULT18X18D): the wide products are registered as
 #: products of pieces this wide (:func:`tiles`).
@@ -60,17 +60,25 @@ def _carry_save_rows(m, operands, width):
     return operands
 
 
-def carry_save_sum(m, plus, minus=()):
-    """``sum(plus) - sum(minus)`` (lists of (shift, value) pairs) modulo ``2**width``, with
-    ``width`` two bits above the widest term, from a tree of carry-save adders and one carry
-    chain (``-x`` is ``~x + 1``): its top bit is the sign."""
+def carry_save_pair(m, plus, minus=()):
+    """``(rows, width)``: at most two ``width``-bit rows whose sum modulo ``2**width`` is
+    ``sum(plus) - sum(minus)``, from the carry-save adders of :func:`carry_save_sum`
+    without its carry chain (a caller may register them in between)."""
     width = max(shift + len(value) for shift, value in [*plus, *minus]) + 2
     negated = [~row for row in _rows(minus, width)]
     operands = _rows(plus, width) + negated
     if negated:
         operands.append(Const(len(negated), width))
+    return _carry_save_rows(m, operands, width), width
+
+
+def carry_save_sum(m, plus, minus=()):
+    """``sum(plus) - sum(minus)`` (lists of (shift, value) pairs) modulo ``2**width``, with
+    ``width`` two bits above the widest term, from a tree of carry-save adders and one carry
+    chain (``-x`` is ``~x + 1``): its top bit is the sign."""
+    rows, width = carry_save_pair(m, plus, minus)
     result = Signal(width)
-    m.d.comb += result.eq(sum(_carry_save_rows(m, operands, width)))
+    m.d.comb += result.eq(sum(rows))
     return result
 
 

@@ -153,7 +153,9 @@ class PartitionUnit(wiring.Component):
         held = [Signal(held_layout, name=f"held{k}") for k in range(2)]
         held_valid = [Signal(name=f"held{k}_valid") for k in range(2)]
         oldest = Signal()                               # which entry goes out first
-        newest = Signal()                               # which entry a write fills
+        # A write fills the other entry while one is held, else the oldest (none or both
+        # held: no write then), so the write pointer is no register of its own.
+        newest = oldest ^ held_valid[0] ^ held_valid[1]
         write = Signal()
         write_address = Signal(self.address_bits)
         out = Signal(held_layout)
@@ -167,8 +169,6 @@ class PartitionUnit(wiring.Component):
         sent = self.writes.valid & self.writes.ready
         with m.If(sent):
             m.d.sync += oldest.eq(~oldest)
-        with m.If(write):
-            m.d.sync += newest.eq(~newest)
 
         # Stage 1 holds the entry whose go-left bit is being read (the read port only moves
         # with stage 1); stage 2 the entry with its bit registered, where it is written or

@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import carry_save_sum, tiles
+from hw.arith import carry_save_pair, tiles
 
 __all__ = ["LaneCombiner"]
 
@@ -21,15 +21,16 @@ class LaneCombiner(wiring.Component):
       so its trees take no cycle more);
     * any later split is compared with the best in two registered stages: the chosen
       result is registered (no priority select in front of a multiplier), then the tile
-      products of its cross products with the best (:func:`hw.arith.tiles`), and the
-      decision is the sign of their difference, summed by carry-save adders and one carry
-      chain, with the visits in its low bits so that equal scores go to the earlier visit
-      without a second, equality compare. The decision writes only what the next
-      comparison needs (the best's fraction and visit); the rest of the split and its
-      feature follow a cycle later, so the decision drives a few enables, not the whole
-      result's. The next result is taken in the cycle of that decision, so a compared
-      result is counted three cycles after it is taken (one before) and results are
-      taken at most one per two cycles while the best is being compared.
+      products of its cross products with the best (:func:`hw.arith.tiles`), then their
+      difference reduced by carry-save adders to two registered rows, with the visits in
+      its low bits so that equal scores go to the earlier visit without a second,
+      equality compare; the decision is the sign of the two rows' sum (one carry chain).
+      The decision writes only what the next comparison needs (the best's fraction and
+      visit); the rest of the split and its feature follow a cycle later, so the decision
+      drives a few enables, not the whole result's. The next result is taken in the cycle
+      of that decision, so a compared result is counted four cycles after it is taken
+      (one before) and results are taken at most one per three cycles while the best is
+      being compared.
 
     Members
     -------
@@ -75,7 +76,8 @@ class LaneCombiner(wiring.Component):
         chosen_feature = Cat(chosen_lane[:lane_bits], chosen.slot) if lane_bits else chosen.slot
 
         # Stage 1: the result to compare; stage 2: it again, with the tile products of
-        # its cross products with the best; the decision is made from stage 2's registers.
+        # its cross products with the best; stage 3: their difference as two rows, whose
+        # sum's sign is the decision.
         compared = Signal.like(chosen, name="compared")
         compared_feature = Signal(self._feature_bits, name="compared_feature")
         compared_valid = Signal(name="compared_valid")
@@ -84,7 +86,7 @@ class LaneCombiner(wiring.Component):
         held_valid = Signal(name="held_valid")
         best = self.split
         over, under = _cross_products(m, compared.split, best)
-        # ``held`` changes only with a new compared result (at most every other cycle),
+        # ``held`` changes only with a new compared result (at most every third cycle),
         # so it still holds the decided one in the cycle after its decision.
         with m.If(compared_valid):
             m.d.sync += [held.eq(compared), held_feature.eq(compared_feature)]
@@ -92,12 +94,20 @@ class LaneCombiner(wiring.Component):
         visit_bits = len(self.visit)
         # Higher score wins, then the earlier visit: ~visit in the low bits (visits of one
         # node differ, so the two sides are never equal).
-        take = held_valid & carry_save_sum(
+        rows, width = carry_save_pair(
             m, [(0, ~self.visit), *((shift + visit_bits, tile) for shift, tile in under)],
-            [(0, ~held.visit), *((shift + visit_bits, tile) for shift, tile in over)])[-1]
+            [(0, ~held.visit), *((shift + visit_bits, tile) for shift, tile in over)])
+        difference_rows = [Signal(width, name=f"difference{index}") for index in range(len(rows))]
+        deciding = Signal(name="deciding")           # the rows of held's difference are in
+        with m.If(held_valid):
+            m.d.sync += [row.eq(value) for row, value in zip(difference_rows, rows)]
+        m.d.sync += deciding.eq(held_valid)
+        difference = Signal(width)
+        m.d.comb += difference.eq(sum(difference_rows))
+        take = deciding & difference[-1]
 
         counted = Signal(2)
-        taking = offered & ~compared_valid
+        taking = offered & ~compared_valid & ~held_valid
         with m.If(taking):
             for index, result in enumerate(results):
                 m.d.comb += result.ready.eq(chosen_lane == index)
@@ -108,7 +118,7 @@ class LaneCombiner(wiring.Component):
             self._keep(m, chosen, chosen_feature)
         decided = Signal(name="decided")             # held was decided a cycle ago ...
         taken = Signal(name="taken")                 # ... and is the best: the rest follows
-        m.d.sync += [decided.eq(held_valid), taken.eq(take)]
+        m.d.sync += [decided.eq(deciding), taken.eq(take)]
         m.d.comb += counted.eq((taking & ~(chosen.split.found & self.found)) + decided)
         with m.If(take):
             m.d.sync += [self.visit.eq(held.visit), self.split.numerator.eq(held.split.numerator),
@@ -118,7 +128,7 @@ class LaneCombiner(wiring.Component):
         m.d.sync += self.combined.eq(self.combined + counted)
         with m.If(self.clear):
             m.d.sync += [self.found.eq(0), self.combined.eq(0), compared_valid.eq(0),
-                         held_valid.eq(0), decided.eq(0), taken.eq(0)]
+                         held_valid.eq(0), deciding.eq(0), decided.eq(0), taken.eq(0)]
         return m
 
     def _keep(self, m, result, feature):

@@ -37,15 +37,17 @@ class Controller:
             self._decide_states()
             self._partition_states()
             self._write_states()
+        # Busy in every state but Idle: one compare of the state register (an OR of the
+        # other states' decodes was shared with their cones and reached the in-bag
+        # builder's reset through eight LUT levels).
+        self.m.d.comb += self.pe.busy.eq(~fsm.ongoing("Idle"))
         return fsm
 
     # ------------------------------------------------------------------ helpers
     @contextmanager
-    def state(self, name, busy=True):
-        """A controller state: busy (unless told), and a start wins over its own moves."""
+    def state(self, name):
+        """A controller state, where a start wins over its own moves."""
         with self.m.State(name):
-            if busy:
-                self.m.d.comb += self.pe.busy.eq(1)
             yield
             self.on_start()
 
@@ -141,7 +143,7 @@ class Controller:
         sparse fill's prologue, the lists' fill and the root's record."""
         m, s, pe, g = self.m, self.s, self.pe, self.g
         inbag, config = s.inbag, s.config
-        with self.state("Idle", busy=False):
+        with self.state("Idle"):
             pass
 
         with self.state("Draw the bootstrap"):
