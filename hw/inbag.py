@@ -196,17 +196,17 @@ class InBagBuilder(wiring.Component):
         # The bootstrap's read-modify-write pipeline: a drawn row's weight is read (pending),
         # registered as read (fetched), then written back plus one. The read port is
         # transparent, so the read sees the write of its own cycle; the write of the cycle
-        # after it (the row drawn just before) is forwarded from ``written``.
+        # after it (the row drawn just before) is forwarded from ``written_weight`` when
+        # ``forward`` says it is the same row.
         pending = Signal()                                          # a draw read last cycle
         pending_row = Signal(self.row_bits)
         fetched = Signal()
         fetched_row = Signal(self.row_bits)
         fetched_weight = Signal(tagged)
-        written = Signal()                                          # a weight written last cycle
-        written_row = Signal(self.row_bits)
-        written_weight = Signal(self.weight_bits)
+        written_weight = Signal(self.weight_bits)                   # the weight written last cycle
+        forward = Signal()
         emitted = [Signal(self.row_bits + 1, name=f"emitted{lane}") for lane in range(self.lanes)]
-        m.d.sync += [pending.eq(0), fetched.eq(0), written.eq(0)]
+        m.d.sync += [pending.eq(0), fetched.eq(0)]
 
         # The phase is FILTER_LISTS: a register of its own, so that one LUT level selects the
         # generator's bound (its rejection rule is the longest path through the generator).
@@ -241,15 +241,17 @@ class InBagBuilder(wiring.Component):
                                  draws_counted.eq(draws_counted + 1)]
                 with m.If(pending):
                     m.d.comb += [self.drawn.eq(1), self.drawn_row.eq(pending_row)]
+                    # Whether the row fetched now is the row written next cycle: compared a
+                    # cycle ahead, so that the write-back's data path starts at a register.
                     m.d.sync += [fetched.eq(1), fetched_row.eq(pending_row),
-                                 fetched_weight.eq(weight_read.data)]
+                                 fetched_weight.eq(weight_read.data),
+                                 forward.eq(fetched & (fetched_row == pending_row))]
                 with m.If(fetched):
-                    weight = Mux(written & (written_row == fetched_row), written_weight,
-                                 this_tree(fetched_weight))
+                    weight = Mux(forward, written_weight, this_tree(fetched_weight))
                     m.d.comb += [weight_write.addr.eq(fetched_row),
                                  weight_write.data.generation.eq(generation),
                                  weight_write.data.weight.eq(weight + 1), weight_write.en.eq(1)]
-                    m.d.sync += [written.eq(1), written_row.eq(fetched_row), written_weight.eq(weight + 1)]
+                    m.d.sync += written_weight.eq(weight + 1)
                     with m.If(weight == 0):
                         m.d.sync += self.inbag_rows.eq(self.inbag_rows + 1)
                 with m.If((draws_counted == n_samples) & ~pending & ~fetched):
@@ -273,7 +275,7 @@ class InBagBuilder(wiring.Component):
                          *f.output.clear(),
                          [count.eq(0) for count in emitted], draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
             # (A draw of the tree before still in the pipeline is dropped.)
-            m.d.sync += [serving.eq(0), pending.eq(0), fetched.eq(0), written.eq(0)]
+            m.d.sync += [serving.eq(0), pending.eq(0), fetched.eq(0)]
             with m.If(config_bad):
                 m.d.sync += phase.eq(_Phase.IDLE)
             with m.Else():

@@ -127,7 +127,7 @@ class InferenceGeometry:
         #: A (row, tree) context travelling through the traversal stages.
         self.context_layout = data.StructLayout({
             "valid": 1, "done": 1, "fault": 1, "buffer": 1,
-            "base": self.address_bits, "node": self.node_bits, "steps": self.step_bits,
+            "base": self.address_bits, "address": self.address_bits, "steps": self.step_bits,
             "majority_class": self.class_bits})
 
     def parameters(self):
@@ -376,8 +376,10 @@ class InferenceEngine(wiring.Component):
         leaving = None
         for s in range(stages):
             context = read_stage[s]
-            # Cycles 1 and 2: the node memory is read (its banks, then the bank's word).
-            m.d.comb += node_reads[s].read_addr.eq(context.base + context.node)
+            # Cycles 1 and 2: the node memory is read (its banks, then the bank's word). The
+            # context carries the node's address (base + node), added a cycle ahead, so the
+            # address fanning out to every bank comes straight from a register.
+            m.d.comb += node_reads[s].read_addr.eq(context.address)
             fetch = _delayed(m, context, READ_LATENCY, f"stage{s}_fetch")
             # Cycle 3: the node word is registered.
             look = Signal(g.context_layout, name=f"stage{s}_look")
@@ -389,7 +391,9 @@ class InferenceEngine(wiring.Component):
             node = Signal(g.stored_node_layout, name=f"stage{s}_node")
             code = Signal(g.code_bits, name=f"stage{s}_code")
             missing = Signal(name=f"stage{s}_missing")
+            left_address = Signal(g.address_bits, name=f"stage{s}_left_address")
             m.d.sync += [here.eq(look), node.eq(look_node), code.eq(rows.code_reads[s].data),
+                         left_address.eq(look.base + look_node.left_child),
                          missing.eq(look_node.feature >= Array(rows.features)[look.buffer])]
             # Cycle 5: leaf, fault or the step to a child.
             following = Signal(g.context_layout, name=f"stage{s}_next")
@@ -404,7 +408,7 @@ class InferenceEngine(wiring.Component):
                     m.d.comb += [following.done.eq(1), following.fault.eq(1)]
                     m.d.sync += self.depth_exceeded.eq(1)
                 with m.Else():
-                    m.d.comb += [following.node.eq(node.left_child + (code > node.threshold)),
+                    m.d.comb += [following.address.eq(left_address + (code > node.threshold)),
                                  following.steps.eq(here.steps + 1)]
             if s + 1 < stages:
                 m.d.sync += read_stage[s + 1].eq(following)
@@ -426,6 +430,7 @@ class InferenceEngine(wiring.Component):
         with m.Elif(pending & (issue_trees != 0)):
             m.d.sync += [read_stage[0].eq(0), read_stage[0].valid.eq(1),
                          read_stage[0].buffer.eq(issue_buffer), read_stage[0].base.eq(issue_base),
+                         read_stage[0].address.eq(issue_base),
                          issue_count.eq(issue_count + 1),
                          issue_base.eq(issue_base + g.max_nodes_per_tree)]
         with m.Else():
@@ -446,7 +451,7 @@ class InferenceEngine(wiring.Component):
         m.d.sync += retire_add.eq(_delayed(m, retire_read, READ_LATENCY, "retire_fetch"))
         leaf_counts = None
         if g.class_count_sums:
-            m.d.comb += counts_read.read_addr.eq(retire_read.base + retire_read.node)
+            m.d.comb += counts_read.read_addr.eq(retire_read.address)
             leaf_counts = Signal(data.ArrayLayout(g.count_bits, g.classes))
             m.d.sync += leaf_counts.eq(counts_read.read_data)
         with m.If(retire_add.valid):
