@@ -194,14 +194,13 @@ class FeatureLane(wiring.Component):
         # a queued job's read begins from the queue's output through no slot select.
         s.queue_layout = data.StructLayout({
             "job": job_layout(self.slot_bits, self.visit_bits),
-            "base": self.address_bits, "base_next": self.address_bits})
+            "base": self.address_bits})
         m.submodules.job_queue = s.job_queue = SyncFIFO(width=s.queue_layout.size, depth=self.slots)
         pushed = Signal(s.queue_layout)
         offset = Array(Const(slot * self.list_rows, self.address_bits)
                        for slot in range(self.slots))[self.jobs.p.slot]
         m.d.comb += [pushed.job.eq(self.jobs.payload),
-                     pushed.base.eq(offset + self.segment_start),
-                     pushed.base_next.eq(offset + self.segment_start + 1)]
+                     pushed.base.eq(offset + self.segment_start)]
         m.d.comb += [
             s.job_queue.w_data.eq(pushed), s.job_queue.w_en.eq(self.jobs.valid),
             self.jobs.ready.eq(s.job_queue.w_rdy),
@@ -228,23 +227,17 @@ class FeatureLane(wiring.Component):
         earliest: a go-left command waits a cycle (``Begin go left``). (Queued scan jobs
         carry their own addresses, worked out from ``segment_start`` as they are queued;
         the controller holds the node's segment until every job's result is combined.)"""
-        first, first_next = Signal(self.address_bits), Signal(self.address_bits)
-        m.d.comb += [first.eq(self.segment_start), first_next.eq(self.segment_start + 1)]
-        bases, following = [first], [first_next]
+        bases = [self.segment_start]
         for slot in range(1, self.slots):
             base = Signal(self.address_bits, name=f"slot{slot}_base")
-            base_next = Signal(self.address_bits, name=f"slot{slot}_base_next")
-            m.d.sync += [base.eq(slot * self.list_rows + self.segment_start),
-                         base_next.eq(slot * self.list_rows + self.segment_start + 1)]
+            m.d.sync += base.eq(slot * self.list_rows + self.segment_start)
             bases.append(base)
-            following.append(base_next)
-        s.base, s.base_next = Array(bases), Array(following)
+        s.base = Array(bases)
 
-    def _begin(self, m, s, address, following, length, rest):
-        """Begin a segment read at ``address`` (``following`` is ``address + 1``, ``rest``
-        is ``length - 1``: each worked out before the reader's select, not after it)."""
-        m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(address), s.begin_following.eq(following),
-                     s.begin_length.eq(length), s.begin_rest.eq(rest)]
+    def _begin(self, m, s, address, length):
+        """Begin a segment read of ``length`` entries at ``address`` (its first read is
+        made in the next cycle, from registers)."""
+        m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(address), s.begin_length.eq(length)]
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
@@ -262,9 +255,7 @@ class FeatureLane(wiring.Component):
         s.consumer_ready = Signal()
         s.begin_read = Signal()
         s.begin_address = Signal(self.address_bits)
-        s.begin_following = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
-        s.begin_rest = Signal(self.position_bits)
         held_layout = data.StructLayout({"stored": self.stored_layout, "last": 1})
         read = Signal(held_layout)
         m.d.comb += [read.stored.eq(s.bank_read.data), read.last.eq(staged_last)]
@@ -279,20 +270,17 @@ class FeatureLane(wiring.Component):
         m.d.comb += [s.entry.row.eq(held.stored.row), s.entry.code.eq(held.stored.code),
                      s.entry.weight.eq(held.stored.weight_less_one + 1), s.entry.last.eq(held.last)]
         advance = ~staged | staged_moves
-        # A segment's first read is made in the cycle it begins (the reader is empty then),
-        # from its address as it is worked out, so the output register costs no cycle.
-        # (the next address and count are selected, not computed after the select)
-        address = Mux(s.begin_read, s.begin_address, read_address)
-        following = Mux(s.begin_read, s.begin_following, read_address + 1)
-        count = Mux(s.begin_read, s.begin_length, remaining)
-        rest = Mux(s.begin_read, s.begin_rest, remaining - 1)
-        m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
-        with m.If(advance | s.begin_read):
-            m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1),
-                         remaining.eq(Mux(count != 0, rest, 0))]
-            with m.If(count != 0):
-                m.d.sync += read_address.eq(following)
+        # The bank's read address and enable are registers and functions of registers: a
+        # begin sets the address and count, and the segment's first read is made in the
+        # next cycle (the address crosses the chip to the bank's block RAMs, so no select
+        # behind the state machine lies before it).
+        m.d.comb += [s.bank_read.addr.eq(read_address), s.bank_read.en.eq(advance)]
+        with m.If(advance):
+            m.d.sync += [staged.eq(remaining != 0), staged_last.eq(remaining == 1)]
+            with m.If(remaining != 0):
+                m.d.sync += [remaining.eq(remaining - 1), read_address.eq(read_address + 1)]
         with m.If(s.begin_read):
+            m.d.sync += [staged.eq(0), remaining.eq(s.begin_length), read_address.eq(s.begin_address)]
             m.d.sync += output.clear()
         s.reader_idle = ~staged & (remaining == 0)      # every entry read from the bank
         s.staged_last = s.entry.last
@@ -350,11 +338,10 @@ class FeatureLane(wiring.Component):
                              s.slot.eq(0), s.prefetched.eq(0)]
                 # A command's first segment read begins with it (a begin of length 0
                 # empties the reader of a job read ahead, should one be there).
-                self._begin(m, s, self.segment_start, self.segment_start + 1, 0, 0)
+                self._begin(m, s, self.segment_start, 0)
                 with m.Switch(self.command):
                     with m.Case(LaneCommand.SCAN):
-                        m.d.comb += [s.begin_length.eq(self.segment_length),
-                                     s.begin_rest.eq(self.segment_length - 1)]
+                        m.d.comb += s.begin_length.eq(self.segment_length)
                         m.d.sync += s.job.eq(0)
                         with m.If(s.scanner.segments.ready):
                             self._send_header(m, s)
@@ -372,8 +359,7 @@ class FeatureLane(wiring.Component):
                         m.next = "Begin go left"
                     with m.Case(LaneCommand.PARTITION):
                         with m.If(self.slots_used != 0):
-                            m.d.comb += [s.begin_length.eq(self.segment_length),
-                                         s.begin_rest.eq(self.segment_length - 1)]
+                            m.d.comb += s.begin_length.eq(self.segment_length)
                             m.d.sync += s.segment_base.eq(self.segment_start)
                             m.next = "Partition"
             with m.Else():
@@ -381,8 +367,7 @@ class FeatureLane(wiring.Component):
                 # or not the scanner takes its header yet (the reader holds the entries),
                 # unless it was begun while the job before it was finishing.
                 with m.If(s.job_queue.r_rdy & ~s.prefetched):
-                    self._begin(m, s, queued.base, queued.base_next,
-                                self.segment_length, self.segment_length - 1)
+                    self._begin(m, s, queued.base, self.segment_length)
                     m.d.sync += s.prefetched.eq(1)
                 # Its header goes to the scanner when the scanner takes it (it waits in its
                 # first state whenever the lane is idle).
@@ -455,8 +440,7 @@ class FeatureLane(wiring.Component):
             # (its entries wait in the reader), so its header finds them on their way.
             queued = s.queue_layout(s.job_queue.r_data)
             with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
-                self._begin(m, s, queued.base, queued.base_next,
-                            self.segment_length, self.segment_length - 1)
+                self._begin(m, s, queued.base, self.segment_length)
                 m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):
                 m.next = "Idle"
@@ -468,7 +452,7 @@ class FeatureLane(wiring.Component):
         with m.State("Begin go left"):
             # (a cycle after the command: the slot's base is registered from its segment)
             m.d.comb += self.busy.eq(1)
-            self._begin(m, s, s.base[s.slot], s.base_next[s.slot], s.length, s.length - 1)
+            self._begin(m, s, s.base[s.slot], s.length)
             m.next = "Go left"
         with m.State("Go left"):
             m.d.comb += [
@@ -490,7 +474,7 @@ class FeatureLane(wiring.Component):
             with m.If(s.slot == s.slots_used):
                 m.next = "Idle"
             with m.Else():
-                self._begin(m, s, s.segment_base, s.segment_base + 1, s.length, s.length - 1)
+                self._begin(m, s, s.segment_base, s.length)
                 m.next = "Partition"
         m.d.comb += [partition.segment_in.p.entry.eq(s.entry),
                      partition.segment_in.p.base.eq(s.segment_base)]
