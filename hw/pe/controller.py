@@ -289,6 +289,7 @@ class Controller:
             m.d.comb += combiner.clear.eq(1)
             m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
                          s.segment_length.eq(record.n_rows)]
+            m.d.comb += s.segment_ahead.eq(record.start)
             self.review_ahead(Mux(s.node + 1 == s.level_end, s.level_end, s.node + 2))
             review = s.review_bits
             with m.If(review.leaf):
@@ -464,6 +465,7 @@ class Controller:
         with self.state("Load the partition job"):
             m.d.comb += s.job_read.addr.eq(s.job_index)
             job = s.job_read.data
+            m.d.comb += s.segment_ahead.eq(job.start)
             m.d.sync += [s.segment_start.eq(job.start), s.segment_length.eq(job.length),
                          s.threshold.eq(job.threshold), s.go_left_slot.eq(job.feature >> lane_bits)]
             self.command_lanes(LaneCommand.GO_LEFT, job.feature[:lane_bits] if lane_bits else 0)

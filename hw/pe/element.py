@@ -334,6 +334,9 @@ class ProcessingElement(wiring.Component):
         s.level_end = Signal(g.node_bits + 1)
         s.current = Signal(g.record_layout)
         s.segment_start = Signal(g.position_bits)
+        # What ``segment_start`` holds in the next cycle (the lanes' readers read it ahead).
+        s.segment_ahead = Signal(g.position_bits)
+        m.d.comb += s.segment_ahead.eq(s.segment_start)
         s.segment_length = Signal(g.position_bits)
         s.threshold = Signal(g.code_bits)
         s.go_left_slot = Signal(range(g.slots))
@@ -375,7 +378,8 @@ class ProcessingElement(wiring.Component):
             count = (config.n_features + (g.feature_lanes - 1 - index)) >> g.lane_bits
             m.d.comb += slots_used.eq(Mux(config.thesis_mode, int(index == 0), count))
             m.d.comb += [
-                lane.segment_start.eq(s.segment_start), lane.segment_length.eq(s.segment_length),
+                lane.segment_start.eq(s.segment_start), lane.segment_ahead.eq(s.segment_ahead),
+                lane.segment_length.eq(s.segment_length),
                 lane.slots_used.eq(slots_used), lane.go_left_slot.eq(s.go_left_slot),
                 lane.threshold.eq(s.threshold), lane.totals.eq(s.current.counts),
                 lane.min_samples_leaf.eq(config.min_samples_leaf), lane.command.eq(s.lane_command),
