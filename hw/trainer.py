@@ -40,30 +40,19 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import bits, check_integer, refuse_construction
+from hw.forest_layouts import dataset_layout, forest_node_layout
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
 from hw.rotor import ListRotor
 from hw.skid import SkidOutput
 from hw.sorter import RadixSorter
 
-__all__ = ["ForestTrainer", "LIMITS", "dataset_layout", "forest_node_layout"]
+__all__ = ["ForestTrainer", "LIMITS"]
 
 #: The keywords a ForestTrainer passes on to its processing elements, checked before the
 #: first PE is made (a refused keyword leaves no half-made PE behind).
 _PE_PARAMETERS = tuple(name for name in inspect.signature(ProcessingElement.__init__).parameters
                        if name != "self")
-
-
-def dataset_layout(code_bits, label_bits, lanes):
-    """One beat of the dataset stream: one slot of a row, i.e. the codes of ``lanes``
-    consecutive features (``codes[lane]``), the row's label, ``last`` on the final beat."""
-    return data.StructLayout({"codes": data.ArrayLayout(code_bits, lanes), "label": label_bits,
-                              "last": 1})
-
-
-def forest_node_layout(tree_bits, node_layout):
-    """A node of the trained forest: the tree it belongs to and the PE's node record."""
-    return data.StructLayout({"tree": tree_bits, "node": node_layout})
 
 
 #: The range (inclusive) of the trainer's own parameters; the PEs' are ``hw.pe.LIMITS``.
