@@ -131,7 +131,6 @@ class FeatureLane(wiring.Component):
             "go": In(1),
             "busy": Out(1),
             "segment_start": In(self.position_bits),
-            "segment_ahead": In(self.position_bits),     # segment_start in the next cycle
             "segment_length": In(self.position_bits),
             "slots_used": In(self.slot_bits + 1),
             "go_left_slot": In(self.slot_bits),
@@ -157,6 +156,7 @@ class FeatureLane(wiring.Component):
         s = SimpleNamespace()           # the units, registers and wires the states share
         self._units(m, s)
         self._command_registers(s)
+        self._slot_bases(m, s)
         self._segment_reader(m, s)
         self._bank_writes(m, s)
         self._constant_check_registers(m, s)
@@ -194,11 +194,14 @@ class FeatureLane(wiring.Component):
         # a queued job's read begins from the queue's output through no slot select.
         s.queue_layout = data.StructLayout({
             "job": job_layout(self.slot_bits, self.visit_bits),
-            "base": self.address_bits})
+            "base": self.address_bits, "base_next": self.address_bits})
         m.submodules.job_queue = s.job_queue = SyncFIFO(width=s.queue_layout.size, depth=self.slots)
         pushed = Signal(s.queue_layout)
+        offset = Array(Const(slot * self.list_rows, self.address_bits)
+                       for slot in range(self.slots))[self.jobs.p.slot]
         m.d.comb += [pushed.job.eq(self.jobs.payload),
-                     pushed.base.eq(self._slot_offset(self.jobs.p.slot) + self.segment_start)]
+                     pushed.base.eq(offset + self.segment_start),
+                     pushed.base_next.eq(offset + self.segment_start + 1)]
         m.d.comb += [
             s.job_queue.w_data.eq(pushed), s.job_queue.w_en.eq(self.jobs.valid),
             self.jobs.ready.eq(s.job_queue.w_rdy),
@@ -217,14 +220,31 @@ class FeatureLane(wiring.Component):
         s.segment_base = Signal(self.address_bits)     # the partitioned slot's first address
         s.prefetched = Signal()                        # the queued job's read has begun
 
-    def _slot_offset(self, slot):
-        """The bank address of ``slot``'s first entry (``slot * list_rows``)."""
-        return Array(Const(index * self.list_rows, self.address_bits) for index in range(self.slots))[slot]
+    def _slot_bases(self, m, s):
+        """``s.base[slot]``: the bank address of the node's segment in ``slot``, from
+        registers (``slot * list_rows + segment_start``, registered whatever the command;
+        slot 0's is ``segment_start`` itself). A read begun from it passes a select, not
+        an adder. A slot above 0 is read a cycle after ``segment_start`` settles at the
+        earliest: a go-left command waits a cycle (``Begin go left``). (Queued scan jobs
+        carry their own addresses, worked out from ``segment_start`` as they are queued;
+        the controller holds the node's segment until every job's result is combined.)"""
+        first, first_next = Signal(self.address_bits), Signal(self.address_bits)
+        m.d.comb += [first.eq(self.segment_start), first_next.eq(self.segment_start + 1)]
+        bases, following = [first], [first_next]
+        for slot in range(1, self.slots):
+            base = Signal(self.address_bits, name=f"slot{slot}_base")
+            base_next = Signal(self.address_bits, name=f"slot{slot}_base_next")
+            m.d.sync += [base.eq(slot * self.list_rows + self.segment_start),
+                         base_next.eq(slot * self.list_rows + self.segment_start + 1)]
+            bases.append(base)
+            following.append(base_next)
+        s.base, s.base_next = Array(bases), Array(following)
 
-    def _begin(self, m, s, address, length):
-        """Begin a segment read of ``length`` entries at ``address`` (its first read is
-        made in the next cycle, from registers)."""
-        m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(address), s.begin_length.eq(length)]
+    def _begin(self, m, s, address, following, length, rest):
+        """Begin a segment read at ``address`` (``following`` is ``address + 1``, ``rest``
+        is ``length - 1``: each worked out before the reader's select, not after it)."""
+        m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(address), s.begin_following.eq(following),
+                     s.begin_length.eq(length), s.begin_rest.eq(rest)]
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
@@ -242,7 +262,9 @@ class FeatureLane(wiring.Component):
         s.consumer_ready = Signal()
         s.begin_read = Signal()
         s.begin_address = Signal(self.address_bits)
+        s.begin_following = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
+        s.begin_rest = Signal(self.position_bits)
         held_layout = data.StructLayout({"stored": self.stored_layout, "last": 1})
         read = Signal(held_layout)
         m.d.comb += [read.stored.eq(s.bank_read.data), read.last.eq(staged_last)]
@@ -257,35 +279,22 @@ class FeatureLane(wiring.Component):
         m.d.comb += [s.entry.row.eq(held.stored.row), s.entry.code.eq(held.stored.code),
                      s.entry.weight.eq(held.stored.weight_less_one + 1), s.entry.last.eq(held.last)]
         advance = ~staged | staged_moves
-        # The bank's read address and enable are registers and functions of registers (the
-        # address crosses the chip to the bank's block RAMs: no select behind the state
-        # machine lies before it). An empty reader keeps reading ``segment_start``, the
-        # command's segment (from ``segment_ahead``, its value a cycle early, so a segment
-        # loaded with its command is being read as the command comes): a begin at the
-        # address being read (a command's slot 0) takes that read as its first, the cycle
-        # it begins; any other begin loads the address, and the segment's first read is
-        # made in the next cycle.
-        empty = Signal()
-        hot = Signal()
-        m.d.comb += [empty.eq(~staged & (remaining == 0)),
-                     hot.eq(empty & (read_address == s.begin_address))]
-        m.d.comb += [s.bank_read.addr.eq(read_address), s.bank_read.en.eq(advance)]
-        with m.If(advance):
-            m.d.sync += [staged.eq(remaining != 0), staged_last.eq(remaining == 1)]
-            with m.If(remaining != 0):
-                m.d.sync += [remaining.eq(remaining - 1), read_address.eq(read_address + 1)]
-        with m.If(remaining == 0):
-            m.d.sync += read_address.eq(self.segment_ahead)
+        # A segment's first read is made in the cycle it begins (the reader is empty then),
+        # from its address as it is worked out, so the output register costs no cycle.
+        # (the next address and count are selected, not computed after the select)
+        address = Mux(s.begin_read, s.begin_address, read_address)
+        following = Mux(s.begin_read, s.begin_following, read_address + 1)
+        count = Mux(s.begin_read, s.begin_length, remaining)
+        rest = Mux(s.begin_read, s.begin_rest, remaining - 1)
+        m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
+        with m.If(advance | s.begin_read):
+            m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1),
+                         remaining.eq(Mux(count != 0, rest, 0))]
+            with m.If(count != 0):
+                m.d.sync += read_address.eq(following)
         with m.If(s.begin_read):
             m.d.sync += output.clear()
-            with m.If(hot):             # read this cycle (an empty reader always advances)
-                m.d.sync += [staged.eq(s.begin_length != 0), staged_last.eq(s.begin_length == 1),
-                             remaining.eq(Mux(s.begin_length != 0, s.begin_length - 1, 0)),
-                             read_address.eq(read_address + 1)]
-            with m.Else():
-                m.d.sync += [staged.eq(0), remaining.eq(s.begin_length),
-                             read_address.eq(s.begin_address)]
-        s.reader_idle = empty           # every entry read from the bank
+        s.reader_idle = ~staged & (remaining == 0)      # every entry read from the bank
         s.staged_last = s.entry.last
         s.entry_code = s.entry.code[:self.code_bits]
         s.entry_label = s.entry.code[self.code_bits:]
@@ -341,10 +350,11 @@ class FeatureLane(wiring.Component):
                              s.slot.eq(0), s.prefetched.eq(0)]
                 # A command's first segment read begins with it (a begin of length 0
                 # empties the reader of a job read ahead, should one be there).
-                self._begin(m, s, self.segment_start, 0)
+                self._begin(m, s, self.segment_start, self.segment_start + 1, 0, 0)
                 with m.Switch(self.command):
                     with m.Case(LaneCommand.SCAN):
-                        m.d.comb += s.begin_length.eq(self.segment_length)
+                        m.d.comb += [s.begin_length.eq(self.segment_length),
+                                     s.begin_rest.eq(self.segment_length - 1)]
                         m.d.sync += s.job.eq(0)
                         with m.If(s.scanner.segments.ready):
                             self._send_header(m, s)
@@ -358,14 +368,12 @@ class FeatureLane(wiring.Component):
                                      s.check_to_next.eq(self.list_rows + 1 - self.segment_length)]
                         m.next = "Check constant features"
                     with m.Case(LaneCommand.GO_LEFT):
-                        # (the slot's base, worked out into the read-address register)
-                        self._begin(m, s, self._slot_offset(self.go_left_slot) + self.segment_start,
-                                    self.segment_length)
                         m.d.sync += s.slot.eq(self.go_left_slot)
-                        m.next = "Go left"
+                        m.next = "Begin go left"
                     with m.Case(LaneCommand.PARTITION):
                         with m.If(self.slots_used != 0):
-                            m.d.comb += s.begin_length.eq(self.segment_length)
+                            m.d.comb += [s.begin_length.eq(self.segment_length),
+                                         s.begin_rest.eq(self.segment_length - 1)]
                             m.d.sync += s.segment_base.eq(self.segment_start)
                             m.next = "Partition"
             with m.Else():
@@ -373,7 +381,8 @@ class FeatureLane(wiring.Component):
                 # or not the scanner takes its header yet (the reader holds the entries),
                 # unless it was begun while the job before it was finishing.
                 with m.If(s.job_queue.r_rdy & ~s.prefetched):
-                    self._begin(m, s, queued.base, self.segment_length)
+                    self._begin(m, s, queued.base, queued.base_next,
+                                self.segment_length, self.segment_length - 1)
                     m.d.sync += s.prefetched.eq(1)
                 # Its header goes to the scanner when the scanner takes it (it waits in its
                 # first state whenever the lane is idle).
@@ -446,7 +455,8 @@ class FeatureLane(wiring.Component):
             # (its entries wait in the reader), so its header finds them on their way.
             queued = s.queue_layout(s.job_queue.r_data)
             with m.If(s.job_queue.r_rdy & ~s.prefetched & s.reader_idle):
-                self._begin(m, s, queued.base, self.segment_length)
+                self._begin(m, s, queued.base, queued.base_next,
+                            self.segment_length, self.segment_length - 1)
                 m.d.sync += s.prefetched.eq(1)
             with m.If(scanner.splits.valid & self.results.ready):
                 m.next = "Idle"
@@ -455,6 +465,11 @@ class FeatureLane(wiring.Component):
         """Go-left bits of a split on this lane's feature."""
         m.d.comb += [self.decisions_out.p.row.eq(s.entry.row),
                      self.decisions_out.p.left.eq(s.entry_code <= s.threshold)]
+        with m.State("Begin go left"):
+            # (a cycle after the command: the slot's base is registered from its segment)
+            m.d.comb += self.busy.eq(1)
+            self._begin(m, s, s.base[s.slot], s.base_next[s.slot], s.length, s.length - 1)
+            m.next = "Go left"
         with m.State("Go left"):
             m.d.comb += [
                 self.busy.eq(1),
@@ -467,6 +482,16 @@ class FeatureLane(wiring.Component):
     def _partition(self, m, s):
         """Stable partition of every used slot, written back in place."""
         partition = s.partition
+        with m.State("Start a partition"):
+            # The next slot's read begins from registers (a cycle between slots): begun as
+            # the slot before's last entry is taken, the partition unit's ``ready`` would
+            # run into the bank's read address.
+            m.d.comb += self.busy.eq(1)
+            with m.If(s.slot == s.slots_used):
+                m.next = "Idle"
+            with m.Else():
+                self._begin(m, s, s.segment_base, s.segment_base + 1, s.length, s.length - 1)
+                m.next = "Partition"
         m.d.comb += [partition.segment_in.p.entry.eq(s.entry),
                      partition.segment_in.p.base.eq(s.segment_base)]
         with m.State("Partition"):
@@ -475,12 +500,6 @@ class FeatureLane(wiring.Component):
                 partition.segment_in.valid.eq(s.staged),
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
-            # The next slot's read begins as the slot before's last entry is taken (into
-            # the read-address register: the partition unit's ``ready`` does not reach the
-            # bank); after the last slot the lane is idle.
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):
                 m.d.sync += [s.slot.eq(s.slot + 1), s.segment_base.eq(s.segment_base + self.list_rows)]
-                with m.If(s.slot + 1 == s.slots_used):
-                    m.next = "Idle"
-                with m.Else():
-                    self._begin(m, s, s.segment_base + self.list_rows, s.length)
+                m.next = "Start a partition"

@@ -21,8 +21,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
-from hw.forest_layouts import dataset_layout, forest_node_layout
-from hw.trainer import ForestTrainer
+from hw.trainer import ForestTrainer, dataset_layout, forest_node_layout
 from hw.inference import MAX_NODES_PER_TREE, InferenceEngine, InferenceGeometry
 
 __all__ = ["ForestSystem", "REGISTERS", "STATUS_BITS", "csr_signature", "IDENTIFIER"]

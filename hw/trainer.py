@@ -40,19 +40,30 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import bits, check_integer, refuse_construction
-from hw.forest_layouts import dataset_layout, forest_node_layout
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
 from hw.rotor import ListRotor
 from hw.skid import SkidOutput
 from hw.sorter import RadixSorter
 
-__all__ = ["ForestTrainer", "LIMITS"]
+__all__ = ["ForestTrainer", "LIMITS", "dataset_layout", "forest_node_layout"]
 
 #: The keywords a ForestTrainer passes on to its processing elements, checked before the
 #: first PE is made (a refused keyword leaves no half-made PE behind).
 _PE_PARAMETERS = tuple(name for name in inspect.signature(ProcessingElement.__init__).parameters
                        if name != "self")
+
+
+def dataset_layout(code_bits, label_bits, lanes):
+    """One beat of the dataset stream: one slot of a row, i.e. the codes of ``lanes``
+    consecutive features (``codes[lane]``), the row's label, ``last`` on the final beat."""
+    return data.StructLayout({"codes": data.ArrayLayout(code_bits, lanes), "label": label_bits,
+                              "last": 1})
+
+
+def forest_node_layout(tree_bits, node_layout):
+    """A node of the trained forest: the tree it belongs to and the PE's node record."""
+    return data.StructLayout({"tree": tree_bits, "node": node_layout})
 
 
 #: The range (inclusive) of the trainer's own parameters; the PEs' are ``hw.pe.LIMITS``.
@@ -404,9 +415,6 @@ class ForestTrainer(wiring.Component):
         m.d.sync += pe_failed.eq(Cat(_stopped_on_error(pe) for pe in pes).any() &
                                  ~s.clearing)
 
-        # Whether trees are left to dispatch (next_tree < n_trees), kept as a register so that
-        # no compare sits between next_tree and a PE's start.
-        s.trees_left = Signal(name="trees_left")
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
         s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
         s.pe_failed = pe_failed
@@ -441,8 +449,8 @@ class ForestTrainer(wiring.Component):
                                  n_trees.eq(self.n_trees), cycles.eq(0),
                                  [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
                                  [flag.eq(0) for flag in s.feed_staged], [feed.clear() for feed in s.feeds],
-                                 next_tree.eq(0), s.trees_left.eq(1), trees_done.eq(0), assigned.eq(0),
-                                 has_queued.eq(0), locked.eq(0)]
+                                 next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
+                                 locked.eq(0)]
                     m.next = "Presort"
 
     def _presort_state(self, m, s):
@@ -549,8 +557,8 @@ class ForestTrainer(wiring.Component):
             # A PE stopped on an error stops the forest: nothing more is dispatched, and
             # the tree being merged (from a sound PE) goes out whole before Idle.
             stopping = pe_failed | self.tree_error
-            with m.If(s.trees_left & ~stopping & s.candidate_valid & s.candidate_free):
-                m.d.sync += [next_tree.eq(next_tree + 1), s.trees_left.eq(next_tree + 1 < n_trees)]
+            with m.If((next_tree < n_trees) & ~stopping & s.candidate_valid & s.candidate_free):
+                m.d.sync += next_tree.eq(next_tree + 1)
                 for index in range(self.pe_count):
                     with m.If(s.candidate == index):
                         with m.If(s.candidate_starts):

@@ -26,7 +26,7 @@ from hw.avalon.bus import words_per_beat
 from hw.inference import InferenceGeometry
 from hw.system import IDENTIFIER, REGISTERS, STATUS_BITS
 from hw.top import DMA_STATUS_BITS, IRQ_CAUSES, READ_TARGETS, TOP_REGISTERS, WRITE_TARGETS
-from hw.forest_layouts import dataset_layout, forest_node_layout
+from hw.trainer import dataset_layout, forest_node_layout
 from sim.runner import testbench_parameters
 from sim.support.avalon import RandomMemory, SparseMemory, beats_to_words, words_to_beats
 from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS

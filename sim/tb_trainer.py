@@ -10,7 +10,7 @@ import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
-from hw.forest_layouts import dataset_layout, forest_node_layout
+from hw.trainer import dataset_layout, forest_node_layout
 from sim.coverage import bins as coverage_bins, coverage_for
 from sim.runner import testbench_parameters
 from sim.support.testbench import StreamTestbench

@@ -133,8 +133,6 @@ def trainer_invariants(prefix="", pe_count=1):
         f"trees done + trees leaving + trees on the PEs = trees dispatched <= n_trees{where}":
             lambda s: (done(s) + leaving(s) + _ones(at(s, "assigned")) + _ones(at(s, "has_queued"))
                        == at(s, "next_tree")) & (at(s, "next_tree") <= at(s, "n_trees")),
-        f"trees_left is next_tree < n_trees{where}":
-            lambda s: at(s, "trees_left") == (at(s, "next_tree") < at(s, "n_trees")),
         f"the skid register holds a node only behind the output register, in Train{where}":
             lambda s: (~at(s, "out_skid_valid") | at(s, "out_valid"))
             & (~at(s, "out_valid") | in_states(at(s, "fsm_state"), "Train")),

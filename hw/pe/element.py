@@ -315,12 +315,9 @@ class ProcessingElement(wiring.Component):
         s.lists_needed = Signal(bits(g.slots))          # slots of lists to fill
         s.lists_requested = Signal.like(s.lists_needed)
         s.lists_received = Signal.like(s.lists_needed)  # slots taken up to their last position
-        # Per lane, where its next in-bag entry goes: its bank address, slot x list rows +
-        # position, kept as a register, and the slot's base, which moves by a list's rows at
-        # each list's end (no multiply before the bank's write address).
-        fill_address_bits = max(1, (g.slots * g.max_inbag_rows - 1).bit_length())
-        s.fill_bases = [Signal(fill_address_bits, name=f"fill{index}_base") for index in range(g.feature_lanes)]
-        s.fill_addresses = [Signal(fill_address_bits, name=f"fill{index}_address")
+        # Per lane, where its next in-bag entry goes (slot, position).
+        s.fill_slots = [Signal(range(g.slots), name=f"fill{index}_slot") for index in range(g.feature_lanes)]
+        s.fill_positions = [Signal(g.position_bits, name=f"fill{index}_position")
                             for index in range(g.feature_lanes)]
         s.input_position = Signal(g.row_bits + 1)
         s.clear_index = Signal(count_bits)
@@ -334,9 +331,6 @@ class ProcessingElement(wiring.Component):
         s.level_end = Signal(g.node_bits + 1)
         s.current = Signal(g.record_layout)
         s.segment_start = Signal(g.position_bits)
-        # What ``segment_start`` holds in the next cycle (the lanes' readers read it ahead).
-        s.segment_ahead = Signal(g.position_bits)
-        m.d.comb += s.segment_ahead.eq(s.segment_start)
         s.segment_length = Signal(g.position_bits)
         s.threshold = Signal(g.code_bits)
         s.go_left_slot = Signal(range(g.slots))
@@ -378,8 +372,7 @@ class ProcessingElement(wiring.Component):
             count = (config.n_features + (g.feature_lanes - 1 - index)) >> g.lane_bits
             m.d.comb += slots_used.eq(Mux(config.thesis_mode, int(index == 0), count))
             m.d.comb += [
-                lane.segment_start.eq(s.segment_start), lane.segment_ahead.eq(s.segment_ahead),
-                lane.segment_length.eq(s.segment_length),
+                lane.segment_start.eq(s.segment_start), lane.segment_length.eq(s.segment_length),
                 lane.slots_used.eq(slots_used), lane.go_left_slot.eq(s.go_left_slot),
                 lane.threshold.eq(s.threshold), lane.totals.eq(s.current.counts),
                 lane.min_samples_leaf.eq(config.min_samples_leaf), lane.command.eq(s.lane_command),
@@ -452,7 +445,7 @@ class ProcessingElement(wiring.Component):
             else:
                 m.d.comb += [fill_entries[index].eq(inbag_word.entries[index]),
                              fill_present[index].eq(~thesis_mode & inbag_word.present[index])]
-            m.d.comb += [lane.fill_address.eq(s.fill_addresses[index]),
+            m.d.comb += [lane.fill_address.eq(s.fill_slots[index] * g.max_inbag_rows + s.fill_positions[index]),
                          lane.fill_entry.eq(fill_entries[index])]
 
     def _node_records(self, m, s):

@@ -91,43 +91,21 @@ class SparseFill(wiring.Component):
         return m
 
     def _collect_draws(self, m):
-        """The distinct rows of the bootstrap and their weights, in the order drawn.
-
-        Two cycles per draw, a draw every cycle: the drawn row is compared with the held
-        rows and the outcome registered (``collect_match``, one flag per entry, and
-        ``collect_new``); the entries change a cycle later from those registers (no
-        compare between the in-bag builder's draw and the entries' enables). A row drawn
-        again in the very next cycle matches the entry its first draw is being written to
-        (forwarded). The in-bag builder reports the bootstrap drawn two cycles after its
-        last draw at the earliest, so the entries are complete by then."""
+        """The distinct rows of the bootstrap and their weights, in the order drawn."""
         S = self._geometry.sparse_entries
         drawn_rows, drawn_weights, drawn_count = self._drawn_rows, self._drawn_weights, self.drawn_count
         # Which entries hold a row: the first ``drawn_count``, as a register of flags (no
         # compare with the count between it and the entries' enables).
         held = self._held
-        # The entry a new row goes to: the first not held.
-        free = [~held[k] & (held[k - 1] if k else 1) for k in range(S)]
-        step = Signal(name="collect_step")                 # a draw's outcome is registered
-        step_row = Signal.like(self.drawn_row, name="collect_row")
-        step_new = Signal(name="collect_new")
-        step_match = Signal(S, name="collect_match")
-        # (a draw in the cycle of a start or a new prologue's start is the old tree's)
-        collecting = self._drawing & self.drawn & ~self.start & ~self.start_prologue
-        m.d.sync += [step.eq(collecting), step_row.eq(self.drawn_row)]
-        with m.If(collecting):
-            # The previous draw, if new, is being written to the first free entry now.
-            forwarded = step & step_new & (step_row == self.drawn_row)
-            matches = Cat(Mux(forwarded, free[k], held[k] & (drawn_rows[k] == self.drawn_row))
-                          for k in range(S))
-            m.d.sync += [step_match.eq(matches), step_new.eq(~matches.any())]
-        with m.If(step):
+        with m.If(self._drawing & self.drawn):
+            matches = [held[k] & (drawn_rows[k] == self.drawn_row) for k in range(S)]
             for k in range(S):
-                with m.If(step_match[k]):
+                with m.If(matches[k]):
                     m.d.sync += drawn_weights[k].eq(drawn_weights[k] + 1)
-            with m.If(step_new):
+            with m.If(~Cat(matches).any()):
                 for k in range(S):
-                    with m.If(free[k]):
-                        m.d.sync += [drawn_rows[k].eq(step_row), drawn_weights[k].eq(1)]
+                    with m.If(~held[k] & (held[k - 1] if k else 1)):
+                        m.d.sync += [drawn_rows[k].eq(self.drawn_row), drawn_weights[k].eq(1)]
                 m.d.sync += [drawn_count.eq(drawn_count + 1), held.eq(Cat(1, held[:-1]))]
 
     def _sort_places(self, m, new_row):

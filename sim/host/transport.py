@@ -23,7 +23,7 @@ import numpy as np
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
-from hw.forest_layouts import dataset_layout, forest_node_layout
+from hw.trainer import dataset_layout, forest_node_layout
 from sim.support.streams import StreamSink, StreamSource, clock_cycles
 from sim.support.trees import bits
 
