@@ -25,7 +25,6 @@ are written into one of two row buffers, so a row loads while the previous one i
 traversed; predictions leave in row order.
 """
 
-from functools import reduce
 from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Module, Signal
@@ -136,10 +135,30 @@ class InferenceGeometry:
             "count_bits", "max_depth", "traversal_stages", "class_count_sums")}
 
 
-def _times_constant(value, constant):
-    """``value * constant`` as shifts and adds (no multiplier for a constant factor)."""
-    terms = [value << shift for shift in range(constant.bit_length()) if constant >> shift & 1]
-    return reduce(lambda a, b: a + b, terms)
+def signed_digits(constant):
+    """``constant`` (>= 0) as ``[(shift, sign)]`` with ``sum(sign << shift) == constant``, no
+    two digits adjacent (the non-adjacent form: the fewest nonzero digits)."""
+    digits, shift = [], 0
+    while constant:
+        if constant & 1:
+            sign = 2 - (constant & 3)                   # 1 when ...01, -1 when ...11
+            digits.append((shift, sign))
+            constant -= sign
+        constant >>= 1
+        shift += 1
+    return digits
+
+
+def _times_constant_plus(value, constant, addend):
+    """``value * constant + addend`` as shifts, adds and subtracts, summed pairwise (a
+    tree of adders as deep as log2 of the terms, not a chain: 2559 nodes a tree is
+    2^11 + 2^9 - 1, three terms and the addend in two levels)."""
+    terms = [(value << shift) if sign > 0 else -(value << shift)
+             for shift, sign in signed_digits(constant)] + [addend]
+    while len(terms) > 1:
+        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i]
+                 for i in range(0, len(terms), 2)]
+    return terms[0]
 
 
 class InferenceEngine(wiring.Component):
@@ -277,7 +296,7 @@ class InferenceEngine(wiring.Component):
         write_node = Signal(g.stored_node_layout)
         m.d.sync += write_valid.eq(self.nodes.valid & ~node_refused)
         m.d.sync += [
-            write_address.eq(_times_constant(node_in.tree, g.max_nodes_per_tree) + node_in.node),
+            write_address.eq(_times_constant_plus(node_in.tree, g.max_nodes_per_tree, node_in.node)),
             write_node.leaf.eq(node_in.leaf), write_node.feature.eq(node_in.feature),
             write_node.threshold.eq(node_in.threshold), write_node.left_child.eq(node_in.left_child),
             write_node.majority_class.eq(node_in.majority_class),
