@@ -154,8 +154,8 @@ class Controller:
                 self.abort(pe.inbag_overflow)
             with m.Elif(inbag.weights_ready):
                 m.d.sync += [s.lists_requested.eq(0), s.lists_received.eq(0),
-                             [slot.eq(0) for slot in s.fill_slots],
-                             [position.eq(0) for position in s.fill_positions],
+                             [base.eq(0) for base in s.fill_bases],
+                             [address.eq(0) for address in s.fill_addresses],
                              s.input_position.eq(0), s.clear_index.eq(0), s.root_counts.eq(0)]
                 with m.If(config.thesis_mode):
                     m.d.sync += [s.lists_needed.eq(1), s.draw_valid.eq(1),
@@ -248,12 +248,13 @@ class Controller:
                     with m.If(fill_present[index]):
                         m.d.comb += lane.fill_enable.eq(1)
                         with m.If(fill_entries[index].last):
-                            m.d.sync += [s.fill_slots[index].eq(s.fill_slots[index] + 1),
-                                         s.fill_positions[index].eq(0)]
+                            next_base = s.fill_bases[index] + g.max_inbag_rows
+                            m.d.sync += [s.fill_bases[index].eq(next_base),
+                                         s.fill_addresses[index].eq(next_base)]
                         with m.Else():
-                            m.d.sync += s.fill_positions[index].eq(s.fill_positions[index] + 1)
+                            m.d.sync += s.fill_addresses[index].eq(s.fill_addresses[index] + 1)
                 # The root's class counts from the first list (feature 0, or the tree's).
-                with m.If(fill_present[0] & (s.fill_slots[0] == 0)):
+                with m.If(fill_present[0] & (s.fill_bases[0] == 0)):
                     label = fill_entries[0].code[g.code_bits:]
                     m.d.sync += s.root_counts[label].eq(s.root_counts[label] + fill_entries[0].weight)
             with m.If(input_bad):

@@ -315,9 +315,12 @@ class ProcessingElement(wiring.Component):
         s.lists_needed = Signal(bits(g.slots))          # slots of lists to fill
         s.lists_requested = Signal.like(s.lists_needed)
         s.lists_received = Signal.like(s.lists_needed)  # slots taken up to their last position
-        # Per lane, where its next in-bag entry goes (slot, position).
-        s.fill_slots = [Signal(range(g.slots), name=f"fill{index}_slot") for index in range(g.feature_lanes)]
-        s.fill_positions = [Signal(g.position_bits, name=f"fill{index}_position")
+        # Per lane, where its next in-bag entry goes: its bank address, slot x list rows +
+        # position, kept as a register, and the slot's base, which moves by a list's rows at
+        # each list's end (no multiply before the bank's write address).
+        fill_address_bits = max(1, (g.slots * g.max_inbag_rows - 1).bit_length())
+        s.fill_bases = [Signal(fill_address_bits, name=f"fill{index}_base") for index in range(g.feature_lanes)]
+        s.fill_addresses = [Signal(fill_address_bits, name=f"fill{index}_address")
                             for index in range(g.feature_lanes)]
         s.input_position = Signal(g.row_bits + 1)
         s.clear_index = Signal(count_bits)
@@ -445,7 +448,7 @@ class ProcessingElement(wiring.Component):
             else:
                 m.d.comb += [fill_entries[index].eq(inbag_word.entries[index]),
                              fill_present[index].eq(~thesis_mode & inbag_word.present[index])]
-            m.d.comb += [lane.fill_address.eq(s.fill_slots[index] * g.max_inbag_rows + s.fill_positions[index]),
+            m.d.comb += [lane.fill_address.eq(s.fill_addresses[index]),
                          lane.fill_entry.eq(fill_entries[index])]
 
     def _node_records(self, m, s):
