@@ -284,9 +284,13 @@ class InferenceEngine(wiring.Component):
             m.submodules.class_counts = counts_memory
             counts_write = counts_read = counts_memory
 
-        # A node write is checked, registered with its address, then written.
+        # A node write is registered as it arrives (so no path from the node stream's
+        # producer reaches the checks), checked and registered with its address, then
+        # written: two cycles from the stream to the memory.
         m.d.comb += self.nodes.ready.eq(1)
-        node_in = self.nodes.p
+        node_in = Signal(g.node_layout)
+        node_in_valid = Signal()
+        m.d.sync += [node_in.eq(self.nodes.p), node_in_valid.eq(self.nodes.valid)]
         node_refused = ((node_in.tree >= g.max_trees) | (node_in.node >= g.max_nodes_per_tree) |
                         (node_in.majority_class >= g.classes) |
                         (~node_in.leaf & ((node_in.feature >= g.feature_capacity) |
@@ -294,7 +298,7 @@ class InferenceEngine(wiring.Component):
         write_valid = Signal()
         write_address = Signal(g.address_bits)
         write_node = Signal(g.stored_node_layout)
-        m.d.sync += write_valid.eq(self.nodes.valid & ~node_refused)
+        m.d.sync += write_valid.eq(node_in_valid & ~node_refused)
         m.d.sync += [
             write_address.eq(_times_constant_plus(node_in.tree, g.max_nodes_per_tree, node_in.node)),
             write_node.leaf.eq(node_in.leaf), write_node.feature.eq(node_in.feature),
@@ -309,7 +313,7 @@ class InferenceEngine(wiring.Component):
             m.d.sync += write_counts.eq(node_in.class_counts)
             m.d.comb += [counts_write.write_addr.eq(write_address),
                          counts_write.write_data.eq(write_counts), counts_write.write_en.eq(write_valid)]
-        with m.If(self.nodes.valid & node_refused):
+        with m.If(node_in_valid & node_refused):
             m.d.sync += self.bad_node.eq(1)
         return node_reads, counts_read
 
