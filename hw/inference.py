@@ -32,6 +32,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.arith import carry_save_sum
 from hw.banked import READ_LATENCY, BankedMemory
 from hw.checks import bits, check_integer, refuse_construction
 
@@ -149,16 +150,14 @@ def signed_digits(constant):
     return digits
 
 
-def _times_constant_plus(value, constant, addend):
-    """``value * constant + addend`` as shifts, adds and subtracts, summed pairwise (a
-    tree of adders as deep as log2 of the terms, not a chain: 2559 nodes a tree is
-    2^11 + 2^9 - 1, three terms and the addend in two levels)."""
-    terms = [(value << shift) if sign > 0 else -(value << shift)
-             for shift, sign in signed_digits(constant)] + [addend]
-    while len(terms) > 1:
-        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i]
-                 for i in range(0, len(terms), 2)]
-    return terms[0]
+def _times_constant_plus(m, value, constant, addend):
+    """``value * constant + addend`` from the signed digits of ``constant``, as shifted
+    copies of ``value`` added and subtracted by :func:`hw.arith.carry_save_sum` (no
+    multiplier, one carry chain: 2,559 nodes a tree is 2^11 + 2^9 - 1)."""
+    digits = signed_digits(constant)
+    plus = [(shift, value) for shift, sign in digits if sign > 0] + [(0, addend)]
+    minus = [(shift, value) for shift, sign in digits if sign < 0]
+    return carry_save_sum(m, plus, minus)
 
 
 class InferenceEngine(wiring.Component):
@@ -284,9 +283,13 @@ class InferenceEngine(wiring.Component):
             m.submodules.class_counts = counts_memory
             counts_write = counts_read = counts_memory
 
-        # A node write is checked, registered with its address, then written.
+        # A node write is registered as it arrives (so no path from the node stream's
+        # producer reaches the checks), checked and registered with its address, then
+        # written: two cycles from the stream to the memory.
         m.d.comb += self.nodes.ready.eq(1)
-        node_in = self.nodes.p
+        node_in = Signal(g.node_layout)
+        node_in_valid = Signal()
+        m.d.sync += [node_in.eq(self.nodes.p), node_in_valid.eq(self.nodes.valid)]
         node_refused = ((node_in.tree >= g.max_trees) | (node_in.node >= g.max_nodes_per_tree) |
                         (node_in.majority_class >= g.classes) |
                         (~node_in.leaf & ((node_in.feature >= g.feature_capacity) |
@@ -294,9 +297,9 @@ class InferenceEngine(wiring.Component):
         write_valid = Signal()
         write_address = Signal(g.address_bits)
         write_node = Signal(g.stored_node_layout)
-        m.d.sync += write_valid.eq(self.nodes.valid & ~node_refused)
+        m.d.sync += write_valid.eq(node_in_valid & ~node_refused)
         m.d.sync += [
-            write_address.eq(_times_constant_plus(node_in.tree, g.max_nodes_per_tree, node_in.node)),
+            write_address.eq(_times_constant_plus(m, node_in.tree, g.max_nodes_per_tree, node_in.node)),
             write_node.leaf.eq(node_in.leaf), write_node.feature.eq(node_in.feature),
             write_node.threshold.eq(node_in.threshold), write_node.left_child.eq(node_in.left_child),
             write_node.majority_class.eq(node_in.majority_class),
@@ -309,7 +312,7 @@ class InferenceEngine(wiring.Component):
             m.d.sync += write_counts.eq(node_in.class_counts)
             m.d.comb += [counts_write.write_addr.eq(write_address),
                          counts_write.write_data.eq(write_counts), counts_write.write_en.eq(write_valid)]
-        with m.If(self.nodes.valid & node_refused):
+        with m.If(node_in_valid & node_refused):
             m.d.sync += self.bad_node.eq(1)
         return node_reads, counts_read
 

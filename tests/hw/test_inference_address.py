@@ -1,6 +1,6 @@
 """The inference engine's node write address, tree x nodes-per-tree + node
 (hw/inference.py), as signed digits summed in a tree of adders: checked against Python's
-integers in Amaranth's simulator, over every constant up to 300, the comparison's sizes
+integers in Amaranth's simulator (the sum: hw.arith.carry_save_sum), over every constant up to 300, the comparison's sizes
 and random ones up to the largest the engine accepts."""
 
 import random
@@ -30,7 +30,7 @@ def _addresses(constant, value_bits, addend_bits, pairs):
     value, addend = Signal(value_bits), Signal(addend_bits)
     width = (((1 << value_bits) - 1) * constant + (1 << addend_bits) - 1).bit_length()
     result = Signal(max(width, 1))
-    m.d.comb += result.eq(_times_constant_plus(value, constant, addend))
+    m.d.comb += result.eq(_times_constant_plus(m, value, constant, addend))
     got = []
 
     async def bench(ctx):
