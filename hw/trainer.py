@@ -397,6 +397,10 @@ class ForestTrainer(wiring.Component):
         """Tree jobs to the PEs and their trees onto ``nodes``: the forest's FSM."""
         pes = s.pes
         next_tree = Signal(self.tree_bits + 1)
+        # ``next_tree < n_trees`` as a register (up from start, down once the last tree is
+        # dispatched): the dispatch, which drives a PE's start, waits on no carry chain.
+        last_tree = Signal(self.tree_bits, name="last_tree")
+        more_trees = Signal(name="more_trees")
         trees_done = Signal.like(self.trees_done)
         m.d.comb += self.trees_done.eq(trees_done)
         assigned = Signal(self.pe_count)
@@ -416,6 +420,7 @@ class ForestTrainer(wiring.Component):
                                  ~s.clearing)
 
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
+        s.last_tree, s.more_trees = last_tree, more_trees
         s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
         s.pe_failed = pe_failed
         self._dispatch_candidate(m, s)
@@ -450,7 +455,7 @@ class ForestTrainer(wiring.Component):
                                  [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
                                  [flag.eq(0) for flag in s.feed_staged], [feed.clear() for feed in s.feeds],
                                  next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
-                                 locked.eq(0)]
+                                 locked.eq(0), s.last_tree.eq(self.n_trees - 1), s.more_trees.eq(1)]
                     m.next = "Presort"
 
     def _presort_state(self, m, s):
@@ -557,8 +562,8 @@ class ForestTrainer(wiring.Component):
             # A PE stopped on an error stops the forest: nothing more is dispatched, and
             # the tree being merged (from a sound PE) goes out whole before Idle.
             stopping = pe_failed | self.tree_error
-            with m.If((next_tree < n_trees) & ~stopping & s.candidate_valid & s.candidate_free):
-                m.d.sync += next_tree.eq(next_tree + 1)
+            with m.If(s.more_trees & ~stopping & s.candidate_valid & s.candidate_free):
+                m.d.sync += [next_tree.eq(next_tree + 1), s.more_trees.eq(next_tree != s.last_tree)]
                 for index in range(self.pe_count):
                     with m.If(s.candidate == index):
                         with m.If(s.candidate_starts):
