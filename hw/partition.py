@@ -138,8 +138,10 @@ class PartitionUnit(wiring.Component):
         tail = Signal(pointer_bits)
         queued = Signal(count_bits)                     # rows in the queue
         queue_empty = Signal(init=1)                    # queued == 0, registered
+        queue_full = Signal()                           # queued == depth, registered
         head_loaded = Signal()                          # right_read.data holds the head
         previous_left = Signal(count_bits)              # previous segment's rows still queued
+        previous_waiting = Signal()                     # previous_left != 0, registered
         previous_address = Signal(self.address_bits)    # where the next of them goes
         current_lefts = Signal(count_bits)              # current segment so far (its rows
                                                         # going right: queued - previous_left)
@@ -182,8 +184,10 @@ class PartitionUnit(wiring.Component):
         goes = Signal()
 
         left_moves = stage2_valid & goes & can_write
-        pop = (previous_left != 0) & head_loaded & can_write & ~left_moves
-        right_moves = stage2_valid & ~goes & ((queued != depth) | pop)
+        # (the queue's counts enter as flags registered beside them: no compare of a
+        # count lies between the held entries and the lane reader's enables)
+        pop = previous_waiting & head_loaded & can_write & ~left_moves
+        right_moves = stage2_valid & ~goes & (~queue_full | pop)
         stage2_moves = left_moves | right_moves
         last_moves = stage2_moves & stage2.entry.last
         stage1_moves = stage1_valid & (~stage2_valid | stage2_moves)
@@ -229,9 +233,11 @@ class PartitionUnit(wiring.Component):
         # head after this cycle's pop (a fetch of the place being written is stale).
         head_after = Mux(pop, following(head), head)
         m.d.comb += [right_read.addr.eq(head_after), right_read.en.eq(1)]
+        queue_empty_after = Mux(right_moves, 0, Mux(pop, queued == 1, queue_empty))
         m.d.sync += [head.eq(head_after), head_loaded.eq(~(right_moves & (tail == head_after))),
-                     queued.eq(queued + right_moves - pop),
-                     queue_empty.eq(Mux(right_moves, 0, Mux(pop, queued == 1, queue_empty)))]
+                     queued.eq(queued + right_moves - pop), queue_empty.eq(queue_empty_after),
+                     queue_full.eq(Mux(right_moves & ~pop, queued == depth - 1,
+                                       Mux(pop & ~right_moves, 0, queue_full)))]
         with m.If(right_moves):
             m.d.comb += [right_write.addr.eq(tail), right_write.data.eq(stage2_stored), right_write.en.eq(1)]
             m.d.sync += tail.eq(following(tail))
@@ -244,14 +250,15 @@ class PartitionUnit(wiring.Component):
         previous_after = previous_left - pop
         # (previous_after == 0, from compares of the register: a pop never subtracts a
         # carry chain's worth of logic on the way from ``head_loaded`` to the promotion.)
-        previous_done = (previous_left == 0) | ((previous_left == 1) & pop)
+        previous_done = ~previous_waiting | ((previous_left == 1) & pop)
         promote = (last_moves | current_complete) & previous_done
         with m.If(promote):
-            m.d.sync += [previous_left.eq(queued + right_moves - pop),
+            m.d.sync += [previous_left.eq(queued + right_moves - pop), previous_waiting.eq(~queue_empty_after),
                          previous_address.eq(stage2.base + lefts_after),
                          current_lefts.eq(0), current_complete.eq(0)]
         with m.Else():
-            m.d.sync += [previous_left.eq(previous_after), current_lefts.eq(lefts_after)]
+            m.d.sync += [previous_left.eq(previous_after), current_lefts.eq(lefts_after),
+                         previous_waiting.eq(Mux(pop, previous_left != 1, previous_waiting))]
             with m.If(pop):
                 m.d.sync += previous_address.eq(previous_address + 1)
             with m.If(last_moves):

@@ -50,6 +50,8 @@ def partition_invariants():
         "queue count never exceeds max_segment": lambda s: s["queued"] <= depth(s),
         "previous segment's rows within the queue": lambda s: s["previous_left"] <= s["queued"],
         "queue_empty is queued == 0": lambda s: s["queue_empty"] == (s["queued"] == 0),
+        "queue_full is queued == max_segment": lambda s: s["queue_full"] == (s["queued"] == depth(s)),
+        "previous_waiting is previous_left != 0": lambda s: s["previous_waiting"] == (s["previous_left"] != 0),
         # One entry held: it is the oldest (a write fills the other).
         "the write buffer's one entry is its oldest": lambda s: (
             ~(s["held0_valid"] ^ s["held1_valid"]) | Mux(s["oldest"], s["held1_valid"], s["held0_valid"])),
