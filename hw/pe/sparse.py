@@ -97,15 +97,22 @@ class SparseFill(wiring.Component):
         # Which entries hold a row: the first ``drawn_count``, as a register of flags (no
         # compare with the count between it and the entries' enables).
         held = self._held
-        with m.If(self._drawing & self.drawn):
-            matches = [held[k] & (drawn_rows[k] == self.drawn_row) for k in range(S)]
+        # A draw is taken a cycle after its pulse, from registers, so the in-bag builder's
+        # draw pipeline does not reach the compares with the held rows (nor, through them,
+        # the entries' enables). The builder's ``weights_ready`` comes three cycles after
+        # its last pulse, so every draw is in before the prologue moves on; a pulse of an
+        # abandoned tree arrives while the prologue is idle (``start`` put it there).
+        drawn, drawn_row = Signal(name="draw_taken"), Signal(self.drawn_row.shape(), name="draw_taken_row")
+        m.d.sync += [drawn.eq(self.drawn), drawn_row.eq(self.drawn_row)]
+        with m.If(self._drawing & drawn):
+            matches = [held[k] & (drawn_rows[k] == drawn_row) for k in range(S)]
             for k in range(S):
                 with m.If(matches[k]):
                     m.d.sync += drawn_weights[k].eq(drawn_weights[k] + 1)
             with m.If(~Cat(matches).any()):
                 for k in range(S):
                     with m.If(~held[k] & (held[k - 1] if k else 1)):
-                        m.d.sync += [drawn_rows[k].eq(self.drawn_row), drawn_weights[k].eq(1)]
+                        m.d.sync += [drawn_rows[k].eq(drawn_row), drawn_weights[k].eq(1)]
                 m.d.sync += [drawn_count.eq(drawn_count + 1), held.eq(Cat(1, held[:-1]))]
 
     def _sort_places(self, m, new_row):
