@@ -144,6 +144,9 @@ def trainer_invariants(prefix="", pe_count=1):
                                             & data.View(layout(s), at(s, "out_skid")).node.last))
             & (~at(s, "out_skid_valid") | data.View(layout(s), at(s, "out_skid")).node.last
                | at(s, "locked")),
+        f"more_trees is next_tree < n_trees, last_tree is n_trees - 1 once started{where}":
+            lambda s: (at(s, "more_trees") == (at(s, "next_tree") < at(s, "n_trees")))
+            & ((at(s, "n_trees") == 0) | (at(s, "last_tree") + 1 == at(s, "n_trees"))),
         f"a queued tree only behind an assigned one{where}":
             lambda s: (at(s, "has_queued") & ~at(s, "assigned")) == 0,
         f"the merge locks only on an assigned PE, in Train{where}":
