@@ -257,6 +257,7 @@ class FeatureLane(wiring.Component):
         whatever it holds (a begin of length 0 empties it)."""
         read_address = Signal(self.address_bits)
         remaining = Signal(self.position_bits)
+        remaining_zero = Signal(init=1)         # remaining == 0, registered beside it
         staged = Signal()                       # bank_read.data holds an entry
         staged_last = Signal()
         s.consumer_ready = Signal()
@@ -289,12 +290,14 @@ class FeatureLane(wiring.Component):
         m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
         with m.If(advance | s.begin_read):
             m.d.sync += [staged.eq(count != 0), staged_last.eq(count == 1),
-                         remaining.eq(Mux(count != 0, rest, 0))]
+                         remaining.eq(Mux(count != 0, rest, 0)), remaining_zero.eq(count <= 1)]
             with m.If(count != 0):
                 m.d.sync += read_address.eq(following)
         with m.If(s.begin_read):
             m.d.sync += output.clear()
-        s.reader_idle = ~staged & (remaining == 0)      # every entry read from the bank
+        # (a flag, not a compare of ``remaining``: a queued job's read begins on it, and the
+        # begin selects the bank's read address)
+        s.reader_idle = ~staged & remaining_zero        # every entry read from the bank
         s.staged_last = s.entry.last
         s.entry_code = s.entry.code[:self.code_bits]
         s.entry_label = s.entry.code[self.code_bits:]
