@@ -111,12 +111,9 @@ class PartitionUnit(wiring.Component):
             "idle": Out(1),
         })
 
-    def elaborate(self, platform):
-        m = Module()
-        depth = self.max_segment
-        count_bits = depth.bit_length()                 # 0 .. depth
-        pointer_bits = max(1, (depth - 1).bit_length())
-
+    def _memories(self, m):
+        """The go-left bits (by row) and the queue of rows going right: the queue's entry
+        layout and each memory's (write, read) ports."""
         m.submodules.goes_left = goes_left = Memory(shape=1, depth=self.max_rows, init=[])
         decision_write = goes_left.write_port()
         decision_read = goes_left.read_port()
@@ -125,9 +122,18 @@ class PartitionUnit(wiring.Component):
         # less than the entry's 42.
         stored_layout = data.StructLayout({"row": self.row_bits, "code": self.code_bits,
                                            "weight_less_one": (self.max_samples - 1).bit_length()})
-        m.submodules.rights = rights = Memory(shape=stored_layout, depth=depth, init=[])
+        m.submodules.rights = rights = Memory(shape=stored_layout, depth=self.max_segment, init=[])
         right_write = rights.write_port()
         right_read = rights.read_port()
+        return stored_layout, (decision_write, decision_read), (right_write, right_read)
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.max_segment
+        count_bits = depth.bit_length()                 # 0 .. depth
+        pointer_bits = max(1, (depth - 1).bit_length())
+
+        stored_layout, (decision_write, decision_read), (right_write, right_read) = self._memories(m)
 
         def following(pointer):
             return Mux(pointer == depth - 1, 0, pointer + 1)

@@ -397,10 +397,8 @@ class ForestTrainer(wiring.Component):
         """Tree jobs to the PEs and their trees onto ``nodes``: the forest's FSM."""
         pes = s.pes
         next_tree = Signal(self.tree_bits + 1)
-        # ``next_tree < n_trees`` as a register (up from start, down once the last tree is
-        # dispatched): the dispatch, which drives a PE's start, waits on no carry chain.
-        last_tree = Signal(self.tree_bits, name="last_tree")
-        more_trees = Signal(name="more_trees")
+        # next_tree < n_trees as a register: the dispatch (a PE's start) waits on no carry chain
+        last_tree, more_trees = Signal(self.tree_bits, name="last_tree"), Signal(name="more_trees")
         trees_done = Signal.like(self.trees_done)
         m.d.comb += self.trees_done.eq(trees_done)
         assigned = Signal(self.pe_count)
@@ -420,9 +418,8 @@ class ForestTrainer(wiring.Component):
                                  ~s.clearing)
 
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
-        s.last_tree, s.more_trees = last_tree, more_trees
+        s.last_tree, s.more_trees, s.pe_failed = last_tree, more_trees, pe_failed
         s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
-        s.pe_failed = pe_failed
         self._dispatch_candidate(m, s)
         self._merge_output(m, s)
         with m.FSM(init="Idle"):
