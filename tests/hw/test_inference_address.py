@@ -1,7 +1,8 @@
 """The inference engine's node write address, tree x nodes-per-tree + node
-(hw/inference.py), as signed digits summed in a tree of adders: checked against Python's
-integers in Amaranth's simulator (the sum: hw.arith.carry_save_sum), over every constant up to 300, the comparison's sizes
-and random ones up to the largest the engine accepts."""
+(hw/inference.py), as signed digits summed by hw.arith.carry_save_sum (carry-save adders,
+one carry chain): checked against Python's integers in Amaranth's simulator, over every
+constant up to 300, the comparison's sizes and random ones up to the largest the engine
+accepts."""
 
 import random
 
