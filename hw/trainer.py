@@ -40,6 +40,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import bits, check_integer, refuse_construction
+from hw.dispatch import dispatch_candidate, dispatch_pulses
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
 from hw.rotor import ListRotor
@@ -406,10 +407,6 @@ class ForestTrainer(wiring.Component):
         # The serialised pipeline: a busy PE takes its next tree on queue while it trains.
         has_queued = Signal(self.pe_count)
         queued_tree = [Signal(self.tree_bits, name=f"pe{index}_queued_tree") for index in range(self.pe_count)]
-        for index, pe in enumerate(pes):
-            # The PE samples its configuration on start or queue: the new tree's index is on
-            # the port in that very cycle (pe_tree only holds it from the next one on).
-            m.d.comb += pe.tree_index.eq(Mux(pe.start | pe.queue, next_tree, pe_tree[index]))
         owner = Signal(range(self.pe_count))
         locked = Signal()
         # A PE's error flags, gathered a cycle late (a registered OR over the PEs).
@@ -420,7 +417,8 @@ class ForestTrainer(wiring.Component):
         s.next_tree, s.trees_done, s.assigned, s.pe_tree = next_tree, trees_done, assigned, pe_tree
         s.last_tree, s.more_trees, s.pe_failed = last_tree, more_trees, pe_failed
         s.has_queued, s.queued_tree, s.owner, s.locked = has_queued, queued_tree, owner, locked
-        self._dispatch_candidate(m, s)
+        dispatch_pulses(m, s)
+        dispatch_candidate(m, s)
         self._merge_output(m, s)
         with m.FSM(init="Idle"):
             self._idle_state(m, s)
@@ -506,29 +504,6 @@ class ForestTrainer(wiring.Component):
             with m.If(sorted_all):
                 m.next = "Train"
 
-    def _dispatch_candidate(self, m, s):
-        """The PE the next tree goes to, chosen a cycle ahead from registers: the lowest
-        free PE, else the lowest that can queue a tree behind its running one. Checked
-        again against that one PE as it is dispatched (the choice may be a cycle old)."""
-        pes = s.pes
-        s.candidate = candidate = Signal(range(self.pe_count), name="candidate")
-        s.candidate_starts = candidate_starts = Signal(name="candidate_starts")
-        s.candidate_valid = candidate_valid = Signal(name="candidate_valid")
-        m.d.sync += candidate_valid.eq(0)
-        for index in reversed(range(self.pe_count)):
-            with m.If(~s.has_queued[index] & pes[index].queue_ready):
-                m.d.sync += [candidate.eq(index), candidate_starts.eq(0), candidate_valid.eq(1)]
-        for index in reversed(range(self.pe_count)):
-            with m.If(~s.assigned[index]):
-                m.d.sync += [candidate.eq(index), candidate_starts.eq(1), candidate_valid.eq(1)]
-        # A PE that could queue a cycle ago still can, unless its running tree's last node
-        # goes out now (only while the merge is locked on it): from the trainer's registers,
-        # not the PE's ``queue_ready`` or error flags (a PE whose flag rose this cycle may be
-        # handed a tree; ``pe_failed`` stops the forest a cycle later, so none is waited for).
-        can_queue = Cat(~s.has_queued[index] & ~(s.locked & (s.owner == index)) for index in range(self.pe_count))
-        s.candidate_free = Mux(candidate_starts, ~s.assigned.bit_select(candidate, 1),
-                               can_queue.bit_select(candidate, 1))
-
     def _merge_output(self, m, s):
         """``nodes`` from an output register with a skid register behind it
         (:class:`hw.skid.SkidOutput`): the owner PE's ``ready`` is a register (the skid is
@@ -564,11 +539,11 @@ class ForestTrainer(wiring.Component):
                 for index in range(self.pe_count):
                     with m.If(s.candidate == index):
                         with m.If(s.candidate_starts):
-                            m.d.comb += pes[index].start.eq(1)
-                            m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree)]
+                            m.d.sync += [assigned[index].eq(1), pe_tree[index].eq(next_tree),
+                                         s.start_pulse[index].eq(1)]
                         with m.Else():
-                            m.d.comb += pes[index].queue.eq(1)
-                            m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree)]
+                            m.d.sync += [has_queued[index].eq(1), queued_tree[index].eq(next_tree),
+                                         s.queue_pulse[index].eq(1)]
                 # (the candidate is a cycle old: the next one is worked out without it)
                 m.d.sync += s.candidate_valid.eq(0)
             # Merge: one PE's tree at a time, through the output register.

@@ -163,6 +163,18 @@ def trainer_invariants(prefix="", pe_count=1):
             | at(s, f"pe{index}_reset")
             | ~at(s, f"pe{index}.queued") | at(s, "has_queued")[index])
            for index in range(pe_count)},
+        # The dispatch's start and queue registers: a PE acts on them a cycle after the
+        # dispatch, whose bookkeeping (assigned, has_queued) already counts the tree.
+        **{f"pe{index}'s start register only to an idle assigned PE, nothing queued, in Train{where}":
+           (lambda s, index=index: ~at(s, f"pe{index}_start")
+            | (at(s, "assigned")[index] & ~at(s, "has_queued")[index]
+               & in_states(at(s, "fsm_state"), "Train") & in_states(at(s, f"pe{index}.fsm_state"), "Idle")))
+           for index in range(pe_count)},
+        **{f"pe{index}'s queue register only with a tree queued for it, its last node not going out{where}":
+           (lambda s, index=index: ~at(s, f"pe{index}_queue")
+            | (at(s, "has_queued")[index] & ~at(s, f"pe{index}.queued") & ~at(s, f"pe{index}_start")
+               & ~(at(s, "locked") & (at(s, "owner") == index)) & in_states(at(s, "fsm_state"), "Train")))
+           for index in range(pe_count)},
         f"the PEs are reset together, only in a presort, nothing merged or assigned{where}":
             lambda s: (resets(s) == 0)
             | (resets(s).all() & in_states(at(s, "fsm_state"), "Presort") & ~at(s, "locked")
