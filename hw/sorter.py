@@ -283,21 +283,25 @@ class RadixSorter(wiring.Component):
     def _turn_counts_into_offsets(self, m, s):
         with m.State("Turn counts into offsets"):
             # Exclusive prefix sum over the counters of this pass, in place; the other
-            # counter memory is zeroed for the next digit's count.
+            # counter memory is zeroed for the next digit's count. A count leaves the
+            # block RAM into ``held`` before the sum adds it (no block RAM -> adder path).
             for p in range(2):
                 with m.If(s.parity == p):
                     m.d.comb += s.counter_read[p].addr.eq(s.index)
                     with m.If(s.stage1_valid):
-                        m.d.comb += [s.counter_write[p].addr.eq(s.stage1_digit),
+                        m.d.sync += [s.held_valid.eq(1), s.held_digit.eq(s.stage1_digit),
+                                     s.held_count.eq(s.counter_read[p].data)]
+                    with m.If(s.held_valid):
+                        m.d.comb += [s.counter_write[p].addr.eq(s.held_digit),
                                      s.counter_write[p].data.eq(s.running_sum),
                                      s.counter_write[p].en.eq(1)]
-                        m.d.sync += s.running_sum.eq(s.running_sum + s.counter_read[p].data)
+                        m.d.sync += s.running_sum.eq(s.running_sum + s.held_count)
                     m.d.comb += [s.counter_write[1 - p].addr.eq(s.index),
                                  s.counter_write[1 - p].data.eq(0),
                                  s.counter_write[1 - p].en.eq(s.index < s.radix)]
             with m.If(s.index < s.radix):
                 m.d.sync += [s.stage1_valid.eq(1), s.stage1_digit.eq(s.index), s.index.eq(s.index + 1)]
-            with m.Elif(~s.stage1_valid):
+            with m.Elif(~s.stage1_valid & ~s.held_valid):
                 m.d.sync += s.index.eq(0)
                 m.next = "Scatter rows by digit"
 
