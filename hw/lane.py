@@ -255,7 +255,7 @@ class FeatureLane(wiring.Component):
         and its weight gets its one back on the way out, after them). The read port only moves when the entry it holds
         can move on, so back-pressure never loses an entry. A begin resets the reader
         whatever it holds (a begin of length 0 empties it)."""
-        read_address = Signal(self.address_bits)
+        s.read_address = read_address = Signal(self.address_bits, name="read_address")
         remaining = Signal(self.position_bits)
         remaining_zero = Signal(init=1)         # remaining == 0, registered beside it
         staged = Signal()                       # bank_read.data holds an entry
@@ -335,9 +335,10 @@ class FeatureLane(wiring.Component):
         s.last_code = Signal(self.code_bits)
         s.checked = Signal()                            # first_code and last_code of a slot
         s.checked_slot = Signal(self.slot_bits + 1)
-        # The next read's address, and the steps from a slot's first entry to its last
-        # and from there to the next slot's first (registers: no adder before the bank).
-        s.check_address = Signal(self.address_bits)
+        # The steps from a slot's first entry to its last and from there to the next
+        # slot's first (registers: no adder before the bank). The next read's address is
+        # the reader's own address register, so the bank's address select has no input
+        # of the check's and decodes no state of it (the reader stays empty meanwhile).
         s.check_to_last = Signal(self.address_bits)
         s.check_to_next = Signal(self.address_bits)
         s.nonconstant = Signal.like(self.nonconstant)
@@ -366,7 +367,7 @@ class FeatureLane(wiring.Component):
                             m.next = "Send the header"
                     with m.Case(LaneCommand.CONSTANT):
                         m.d.sync += [s.check_index.eq(0), s.check_pending.eq(0), s.nonconstant.eq(0),
-                                     s.check_address.eq(self.segment_start),
+                                     s.read_address.eq(self.segment_start),
                                      s.check_to_last.eq(self.segment_length - 1),
                                      s.check_to_next.eq(self.list_rows + 1 - self.segment_length)]
                         m.next = "Check constant features"
@@ -405,13 +406,14 @@ class FeatureLane(wiring.Component):
             m.d.comb += self.busy.eq(1)
             check_slot = s.check_index[1:]
             issuing = check_slot < s.slots_used
-            m.d.comb += [s.bank_read.addr.eq(s.check_address), s.bank_read.en.eq(1)]
+            # The bank is read at the reader's address register (the reader, emptied by
+            # the command's begin of length 0, keeps its read enable up meanwhile).
             m.d.sync += [s.check_pending.eq(issuing), s.check_pending_index.eq(s.check_index),
                          s.checked.eq(0)]
             with m.If(issuing):
                 # the slot's last entry next, or the next slot's first
                 m.d.sync += [s.check_index.eq(s.check_index + 1),
-                             s.check_address.eq(s.check_address +
+                             s.read_address.eq(s.read_address +
                                                 Mux(s.check_index[0], s.check_to_next, s.check_to_last))]
             with m.If(s.check_pending):
                 with m.If(~s.check_pending_index[0]):
