@@ -3,7 +3,7 @@ start or queue it (``hw.trainer.ForestTrainer``, its Train state decides when).
 
 Both work from registers only, so the dispatch decision waits on no PE's logic and no PE's
 start waits on the dispatch decision: the decision lands in a PE's ``start`` or ``queue``
-register, and the PE acts on it a cycle later (one cycle per tree, forest and thesis mode).
+register, and the PE acts on it a cycle later (a cycle per tree started; none when queued).
 """
 
 from amaranth.hdl import Cat, Mux, Signal
