@@ -25,7 +25,8 @@ The lane works on commands from the PE controller, one at a time:
   header goes with it or as soon as the calculator takes it (``Send the header``).
 * ``GO_LEFT``: stream the segment of one slot and emit, per row, whether its code is at most
   the threshold (``decisions_out``): the go-left bits of a split on this lane's feature.
-  Its read begins a cycle after the command (the slot's base address is registered).
+  Its read begins a cycle after the command, at the reader's address register (loaded with
+  the command: the slot's offset plus the segment start).
 * ``PARTITION``: stream the segment of every used slot, back to back, through the partition
   unit (which learnt the go-left bits on ``decisions_in``); its writes put the stably
   partitioned rows back in place. The command ends when the last entry is in, about
@@ -156,7 +157,6 @@ class FeatureLane(wiring.Component):
         s = SimpleNamespace()           # the units, registers and wires the states share
         self._units(m, s)
         self._command_registers(s)
-        self._slot_bases(m, s)
         self._segment_reader(m, s)
         self._bank_writes(m, s)
         self._constant_check_registers(m, s)
@@ -197,8 +197,8 @@ class FeatureLane(wiring.Component):
             "base": self.address_bits, "base_next": self.address_bits})
         m.submodules.job_queue = s.job_queue = SyncFIFO(width=s.queue_layout.size, depth=self.slots)
         pushed = Signal(s.queue_layout)
-        offset = Array(Const(slot * self.list_rows, self.address_bits)
-                       for slot in range(self.slots))[self.jobs.p.slot]
+        s.offset = Array(Const(slot * self.list_rows, self.address_bits) for slot in range(self.slots))
+        offset = s.offset[self.jobs.p.slot]
         m.d.comb += [pushed.job.eq(self.jobs.payload),
                      pushed.base.eq(offset + self.segment_start),
                      pushed.base_next.eq(offset + self.segment_start + 1)]
@@ -220,31 +220,16 @@ class FeatureLane(wiring.Component):
         s.segment_base = Signal(self.address_bits)     # the partitioned slot's first address
         s.prefetched = Signal()                        # the queued job's read has begun
 
-    def _slot_bases(self, m, s):
-        """``s.base[slot]``: the bank address of the node's segment in ``slot``, from
-        registers (``slot * list_rows + segment_start``, registered whatever the command;
-        slot 0's is ``segment_start`` itself). A read begun from it passes a select, not
-        an adder. A slot above 0 is read a cycle after ``segment_start`` settles at the
-        earliest: a go-left command waits a cycle (``Begin go left``). (Queued scan jobs
-        carry their own addresses, worked out from ``segment_start`` as they are queued;
-        the controller holds the node's segment until every job's result is combined.)"""
-        first, first_next = Signal(self.address_bits), Signal(self.address_bits)
-        m.d.comb += [first.eq(self.segment_start), first_next.eq(self.segment_start + 1)]
-        bases, following = [first], [first_next]
-        for slot in range(1, self.slots):
-            base = Signal(self.address_bits, name=f"slot{slot}_base")
-            base_next = Signal(self.address_bits, name=f"slot{slot}_base_next")
-            m.d.sync += [base.eq(slot * self.list_rows + self.segment_start),
-                         base_next.eq(slot * self.list_rows + self.segment_start + 1)]
-            bases.append(base)
-            following.append(base_next)
-        s.base, s.base_next = Array(bases), Array(following)
-
     def _begin(self, m, s, address, following, length, rest):
         """Begin a segment read at ``address`` (``following`` is ``address + 1``, ``rest``
-        is ``length - 1``: each worked out before the reader's select, not after it)."""
-        m.d.comb += [s.begin_read.eq(1), s.begin_address.eq(address), s.begin_following.eq(following),
-                     s.begin_length.eq(length), s.begin_rest.eq(rest)]
+        is ``length - 1``: each worked out before the reader's select, not after it), or,
+        with ``address`` None, at the reader's own address register, loaded beforehand
+        (a go-left's slot, a partition's next slot): the bank's read address then selects
+        among three sources, not six."""
+        m.d.comb += [s.begin_read.eq(1), s.begin_length.eq(length), s.begin_rest.eq(rest)]
+        if address is not None:
+            m.d.comb += [s.begin_moves.eq(1), s.begin_address.eq(address),
+                         s.begin_following.eq(following)]
 
     def _segment_reader(self, m, s):
         """The segment reader: streams bank[address .. address + remaining) to whichever
@@ -262,6 +247,7 @@ class FeatureLane(wiring.Component):
         staged_last = Signal()
         s.consumer_ready = Signal()
         s.begin_read = Signal()
+        s.begin_moves = Signal()                # the begin sets the address (else it reads on)
         s.begin_address = Signal(self.address_bits)
         s.begin_following = Signal(self.address_bits)
         s.begin_length = Signal(self.position_bits)
@@ -283,8 +269,8 @@ class FeatureLane(wiring.Component):
         # A segment's first read is made in the cycle it begins (the reader is empty then),
         # from its address as it is worked out, so the output register costs no cycle.
         # (the next address and count are selected, not computed after the select)
-        address = Mux(s.begin_read, s.begin_address, read_address)
-        following = Mux(s.begin_read, s.begin_following, read_address + 1)
+        address = Mux(s.begin_moves, s.begin_address, read_address)
+        following = Mux(s.begin_moves, s.begin_following, read_address + 1)
         count = Mux(s.begin_read, s.begin_length, remaining)
         rest = Mux(s.begin_read, s.begin_rest, remaining - 1)
         m.d.comb += [s.bank_read.addr.eq(address), s.bank_read.en.eq(advance | s.begin_read)]
@@ -372,7 +358,8 @@ class FeatureLane(wiring.Component):
                                      s.check_to_next.eq(self.list_rows + 1 - self.segment_length)]
                         m.next = "Check constant features"
                     with m.Case(LaneCommand.GO_LEFT):
-                        m.d.sync += s.slot.eq(self.go_left_slot)
+                        # (the begin of length 0 leaves the address register alone)
+                        m.d.sync += s.read_address.eq(s.offset[self.go_left_slot] + self.segment_start)
                         m.next = "Begin go left"
                     with m.Case(LaneCommand.PARTITION):
                         with m.If(self.slots_used != 0):
@@ -471,9 +458,10 @@ class FeatureLane(wiring.Component):
         m.d.comb += [self.decisions_out.p.row.eq(s.entry.row),
                      self.decisions_out.p.left.eq(s.entry_code <= s.threshold)]
         with m.State("Begin go left"):
-            # (a cycle after the command: the slot's base is registered from its segment)
+            # (a cycle after the command: the reader's address register holds the slot's
+            # segment start, loaded with the command)
             m.d.comb += self.busy.eq(1)
-            self._begin(m, s, s.base[s.slot], s.base_next[s.slot], s.length, s.length - 1)
+            self._begin(m, s, None, None, s.length, s.length - 1)
             m.next = "Go left"
         with m.State("Go left"):
             m.d.comb += [
@@ -495,7 +483,7 @@ class FeatureLane(wiring.Component):
             with m.If(s.slot == s.slots_used):
                 m.next = "Idle"
             with m.Else():
-                self._begin(m, s, s.segment_base, s.segment_base + 1, s.length, s.length - 1)
+                self._begin(m, s, None, None, s.length, s.length - 1)
                 m.next = "Partition"
         m.d.comb += [partition.segment_in.p.entry.eq(s.entry),
                      partition.segment_in.p.base.eq(s.segment_base)]
@@ -506,5 +494,8 @@ class FeatureLane(wiring.Component):
                 s.consumer_ready.eq(partition.segment_in.ready),
             ]
             with m.If(s.staged & s.staged_last & partition.segment_in.ready):
-                m.d.sync += [s.slot.eq(s.slot + 1), s.segment_base.eq(s.segment_base + self.list_rows)]
+                # (the next slot's read begins at the reader's address register)
+                following_slot = s.segment_base + self.list_rows
+                m.d.sync += [s.slot.eq(s.slot + 1), s.segment_base.eq(following_slot),
+                             s.read_address.eq(following_slot)]
                 m.next = "Start a partition"
