@@ -246,7 +246,7 @@ class Controller:
                 fill_entries, fill_present = s.fill_entries, s.fill_present
                 for index, lane in enumerate(s.lanes):
                     with m.If(fill_present[index]):
-                        m.d.comb += lane.fill_enable.eq(1)
+                        m.d.comb += s.fill_wanted[index].eq(1)
                         with m.If(fill_entries[index].last):
                             next_base = s.fill_bases[index] + g.max_inbag_rows
                             m.d.sync += [s.fill_bases[index].eq(next_base),

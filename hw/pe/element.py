@@ -448,8 +448,18 @@ class ProcessingElement(wiring.Component):
             else:
                 m.d.comb += [fill_entries[index].eq(inbag_word.entries[index]),
                              fill_present[index].eq(~thesis_mode & inbag_word.present[index])]
-            m.d.comb += [lane.fill_address.eq(s.fill_addresses[index]),
-                         lane.fill_entry.eq(fill_entries[index])]
+        # The lanes write what the controller filled a cycle before, from registers: the
+        # bank's write port and the partition unit's write handshake see no state decode.
+        # (The PE reads no list until a node is reviewed, cycles after the fill's end.)
+        s.fill_wanted = Signal(g.feature_lanes)
+        for index, lane in enumerate(s.lanes):
+            write = Signal(name=f"fill{index}_write")
+            write_address = Signal.like(s.fill_addresses[index], name=f"fill{index}_write_address")
+            write_entry = Signal.like(fill_entries[index], name=f"fill{index}_write_entry")
+            m.d.sync += [write.eq(s.fill_wanted[index]), write_address.eq(s.fill_addresses[index]),
+                         write_entry.eq(fill_entries[index])]
+            m.d.comb += [lane.fill_enable.eq(write), lane.fill_address.eq(write_address),
+                         lane.fill_entry.eq(write_entry)]
 
     def _node_records(self, m, s):
         """The children of a split, and the node records as nodes of the golden model."""
