@@ -187,8 +187,9 @@ class ForestTrainer(wiring.Component):
         # An accepted start clears whatever a forest stopped on tree_error left behind: trees
         # still running or queued in the PEs, their error flags, lists half served.
         # The PEs are reset in the cycle after, each from a register of its own (the
-        # start's configuration check reaches no PE register), so what takes a PE's output
-        # (the rotor, the code look-ups, the error flags) also clears in that cycle.
+        # start's configuration check reaches no PE register), and what takes a PE's output
+        # (the rotor, the code look-ups, the error flags) clears in that cycle, from the
+        # same register: what an old PE does in the start's own cycle is reset with it.
         begin = Signal()
         pes, pe_resets = [], []
         for index in range(self.pe_count):
@@ -198,7 +199,7 @@ class ForestTrainer(wiring.Component):
             m.submodules[f"pe{index}"] = ResetInserter(reset)(pe)
             pes.append(pe)
             pe_resets.append(reset)
-        s.clearing = begin | pe_resets[0]
+        s.clearing = pe_resets[0]
 
         # Every bank is split by lane as the PEs' lists are: lane k holds the slots of
         # features k, k + lanes, ... (feature f in lane f % lanes, at (f // lanes) *
@@ -519,7 +520,7 @@ class ForestTrainer(wiring.Component):
             m.d.comb += pe.nodes.ready.eq(s.locked & (s.owner == index) & ~output.skid_valid)
         with m.If(output.valid & self.nodes.ready & output.payload.node.last):
             m.d.sync += s.trees_done.eq(s.trees_done + 1)
-        with m.If(s.begin):
+        with m.If(s.clearing):     # (empty in Idle already: a forest ends on its last node out)
             m.d.sync += output.clear()
 
     def _train_state(self, m, s):
