@@ -193,6 +193,12 @@ class InBagBuilder(wiring.Component):
 
         index = Signal(self.row_bits + 1)                           # rows cleared
         draws_counted = Signal(self.weight_bits + 1)
+        # draws_counted < n_samples and draws_counted + 1 < n_samples, as registers: a
+        # request's valid is a select of the two by the draw out now, no adder or compare
+        # after the generator's output register (in a 2-PE trainer that chain ran into the
+        # generator's pipeline enable, 91.5 MHz).
+        more_now = Signal(name="more_now")
+        more_next = Signal(name="more_next")
         # The bootstrap's read-modify-write pipeline: a drawn row's weight is read (pending),
         # registered as read (fetched), then written back plus one. The read port is
         # transparent, so the read sees the write of its own cycle; the write of the cycle
@@ -233,12 +239,13 @@ class InBagBuilder(wiring.Component):
                 # Each request taken is a draw out in the next cycle: the requests taken so
                 # far are the draws counted plus the one out now. (Counting the requests
                 # themselves put the generator's ready on a counter's enable.)
-                m.d.comb += [random.requests.valid.eq((draws_counted + random.draws.valid) < n_samples),
+                m.d.comb += [random.requests.valid.eq(Mux(random.draws.valid, more_next, more_now)),
                              random.draws.ready.eq(1)]
                 with m.If(random.draws.valid):
                     m.d.comb += weight_read.addr.eq(random.draws.p.value)
                     m.d.sync += [pending.eq(1), pending_row.eq(random.draws.p.value),
-                                 draws_counted.eq(draws_counted + 1)]
+                                 draws_counted.eq(draws_counted + 1), more_now.eq(more_next),
+                                 more_next.eq(draws_counted + 2 < n_samples)]
                 with m.If(pending):
                     m.d.comb += [self.drawn.eq(1), self.drawn_row.eq(pending_row)]
                     # Whether the row fetched now is the row written next cycle: compared a
@@ -281,7 +288,8 @@ class InBagBuilder(wiring.Component):
             with m.Else():
                 m.d.comb += random.start.eq(1)
                 m.d.sync += [n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
-                             bootstrap.eq(self.bootstrap)]
+                             bootstrap.eq(self.bootstrap), more_now.eq(self.n_samples != 0),
+                             more_next.eq(self.n_samples > 1)]
                 with m.If(~self.bootstrap):
                     m.d.sync += [self.inbag_rows.eq(self.n_rows), phase.eq(_Phase.FILTER_LISTS),
                                  serving.eq(1)]
