@@ -63,7 +63,7 @@ class Controller:
             m.d.sync += [pe.bad_config.eq(s.config_bad), s.start_refused.eq(s.config_bad),
                          pe.bad_input.eq(0), pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
                          pe.inbag_overflow.eq(0), pe.done.eq(0),
-                         s.cycles.eq(0), s.draw_valid.eq(0), s.config.eq(port_config),
+                         s.cycles_restart.eq(1), s.draw_valid.eq(0), s.config.eq(port_config),
                          s.lane_go.eq(0), s.start_inbag.eq(~s.config_bad),
                          s.start_prologue.eq(port_config.sparse & ~s.config_bad)]
             with m.If(port_config.sparse):
@@ -81,7 +81,7 @@ class Controller:
         m.d.comb += s.promoting.eq(1)
         m.d.sync += [s.config.eq(s.queued_config), s.queued.eq(0), s.inbag_for_queued.eq(0),
                      s.start_refused.eq(0),
-                     s.prefetched.eq(0), s.past_prologue.eq(0), s.cycles.eq(0)]
+                     s.prefetched.eq(0), s.past_prologue.eq(0), s.cycles_restart.eq(1)]
         with m.If(s.queued_config.sparse):
             with m.If(~s.prefetched):
                 m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(1)]

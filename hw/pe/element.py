@@ -262,8 +262,15 @@ class ProcessingElement(wiring.Component):
         s.queued_config = Signal(g.config_layout)
         s.queued = Signal()
         s.cycles = Signal(32)
+        # A start or a promotion restarts the count a cycle later, from a register: the
+        # start's and the promotion's decodes reach no counter bit (the count read at a
+        # tree's end is the same; only the cycle after the restart shows a stale count).
+        s.cycles_restart = Signal()
         m.d.comb += self.cycles.eq(s.cycles)
-        with m.If(self.busy):
+        m.d.sync += s.cycles_restart.eq(0)
+        with m.If(s.cycles_restart):
+            m.d.sync += s.cycles.eq(self.busy)
+        with m.Elif(self.busy):
             m.d.sync += s.cycles.eq(s.cycles + 1)
 
         # More in-bag rows than a list holds: min(n_samples, n_rows) with a bootstrap, else
