@@ -389,9 +389,13 @@ class ProcessingElement(wiring.Component):
             ]
         s.lanes_busy = Signal()
         m.d.comb += s.lanes_busy.eq(Cat(lane.busy for lane in lanes).any())
-        # A lane's last list of a partition job drains while the next job starts.
+        # A lane's last list of a partition job drains while the next job starts. Whether
+        # any lane is busy or draining, registered: the level's end waits on a register
+        # near the controller, not on the far lanes' partition units through the next
+        # state into the review memory's address. Once the lanes are no longer busy their
+        # draining only falls, so a cycle-old value is late by at most a cycle, never early.
         s.lanes_draining = Signal()
-        m.d.comb += s.lanes_draining.eq(Cat(lane.draining for lane in lanes).any())
+        m.d.sync += s.lanes_draining.eq(Cat(Cat(lane.draining, lane.busy).any() for lane in lanes).any())
         # The lanes' non-constant slots, summed a cycle late: a lane's count is final a
         # cycle before it is idle again, so the sum is final when the lanes are idle.
         s.nonconstant_total = Signal(g.feature_count_bits, name="nonconstant_total")
