@@ -49,7 +49,8 @@ class ListRotor(wiring.Component):
     words : Out(stream.Signature(word_layout)).array(pes)
         Each PE's requests and its lists' words.
     pe_busy : In(pes)
-        A PE that is not busy drops its request and its list (an error, the next forest).
+        A PE that is not busy drops its request and its list a cycle later (an error,
+        the next forest), when the rotor's register of it falls.
     n_rows, slots_used : In
         Words per list, and slots in use (held while the forest trains).
     clear : In(1)
@@ -85,10 +86,13 @@ class ListRotor(wiring.Component):
         want_valid = Signal(pes)
         want_slot = [Signal(range(slots), name=f"want{index}_slot") for index in range(pes)]
         locked = Signal(pes)
-        # Which PEs are busy, a cycle late: the read decision depends on registers only, so
-        # no PE's state reaches the bank's read enable. A PE that stops is still counted
-        # in that cycle; the word read for it then is dropped on its way (``_deliver``).
-        busy = Signal(pes, name="busy")
+        # Which PEs are busy, a cycle late, for everything the rotor does: no PE's state
+        # reaches the rotor's logic (nor, through it, a LUT the packer shares with the PE's
+        # own: the system's path, 87.7 MHz). A PE that stops is still counted in that
+        # cycle; what it was given then is dropped a cycle later with its request, its
+        # lock, its FIFO and its credits. A PE asks for lists only well after its start
+        # (its bootstrap comes first), so a late drop never meets its next tree's request.
+        self._busy = busy = Signal(pes, name="busy")
         m.d.sync += busy.eq(self.pe_busy)
         credits = [Signal(range(CREDITS + 1), init=CREDITS, name=f"credits{index}") for index in range(pes)]
         # The lowest waiting PE's slot, registered (the jump follows a request a cycle late).
@@ -155,7 +159,7 @@ class ListRotor(wiring.Component):
                 m.d.sync += [want_valid[index].eq(1), want_slot[index].eq(request.p.slot)]
             with m.Elif(locks):
                 m.d.sync += want_valid[index].eq(0)
-            with m.If(~self.pe_busy[index]):
+            with m.If(~busy[index]):
                 m.d.sync += [locked[index].eq(0), want_valid[index].eq(0)]
 
         self._deliver(m, Mux(issue, taking, 0), last, credits)
@@ -168,11 +172,12 @@ class ListRotor(wiring.Component):
         """The word read, to the PEs that take it: the bank's read, a broadcast register per
         group of PEs, each PE's FIFO. A credit is spent as a word is read for a PE and
         given back as the PE takes a word from its FIFO."""
-        pes = self._pes
+        pes, busy = self._pes, self._busy
         read_valid, read_takers = Signal(name="read_valid"), Signal(pes, name="read_takers")
         read_last = Signal(name="read_last")
-        # (a PE not busy as its word is read takes it no further)
-        m.d.sync += [read_valid.eq(takers.any()), read_takers.eq(takers & self.pe_busy),
+        # (``takers`` counts only PEs busy a cycle ago; one that stopped since loses the
+        # word with its FIFO a cycle later)
+        m.d.sync += [read_valid.eq(takers.any()), read_takers.eq(takers),
                      read_last.eq(last)]
         word = Signal(self._word)
         m.d.comb += [word.entries[lane].eq(data) for lane, data in enumerate(self.read_data)]
@@ -184,11 +189,11 @@ class ListRotor(wiring.Component):
             m.d.sync += [held.eq(word), held_takers.eq(Mux(read_valid, read_takers, 0))]
             for index in members:
                 fifo = SyncFIFO(width=len(word.as_value()), depth=CREDITS)
-                m.submodules[f"fifo{index}"] = ResetInserter(self.clear | ~self.pe_busy[index])(fifo)
+                m.submodules[f"fifo{index}"] = ResetInserter(self.clear | ~busy[index])(fifo)
                 out = self.words[index]
                 pop = fifo.r_rdy & out.ready
-                m.d.comb += [fifo.w_data.eq(held), fifo.w_en.eq(held_takers[index] & self.pe_busy[index]),
+                m.d.comb += [fifo.w_data.eq(held), fifo.w_en.eq(held_takers[index] & busy[index]),
                              out.valid.eq(fifo.r_rdy), out.p.eq(fifo.r_data), fifo.r_en.eq(out.ready)]
                 m.d.sync += credits[index].eq(credits[index] - takers[index] + pop)
-                with m.If(self.clear | ~self.pe_busy[index]):     # (its FIFO is reset too)
+                with m.If(self.clear | ~busy[index]):     # (its FIFO is reset too)
                     m.d.sync += [credits[index].eq(CREDITS), held_takers[index].eq(0)]
