@@ -91,9 +91,10 @@ def pe_invariants(prefix="", servers=True):
     found[f"the sparse fill works for the tree waiting for it or a prefetched one{where}"] = (
         lambda s: in_states(at(s, "sparse.prologue_state"), "Idle") | at(s, "prefetched")
         | in_states(at(s, "fsm_state"), "Wait for the prologue"))
-    found[f"a prefetch only for a queued sparse-fill tree{where}"] = (
+    found[f"a prefetch only for a queued (or promoted) sparse-fill tree{where}"] = (
         lambda s: ~at(s, "prefetched") | in_states(at(s, "fsm_state"), "Idle")
-        | (at(s, "queued") & _config(s, prefix, "queued_config").sparse))
+        | ((at(s, "queued") | in_states(at(s, "fsm_state"), "Take the queued tree"))
+           & _config(s, prefix, "queued_config").sparse))
     if servers:
         found[f"sparse fill: look-ups answered <= asked <= rows drawn{where}"] = (
             lambda s: ~in_states(at(s, "sparse.prologue_state"), "Draw the tree's feature",

@@ -30,6 +30,16 @@ class Controller:
         self.s = s
 
     def build(self):
+        m, s, pe = self.m, self.s, self.pe
+        # The configuration loads on a start or, a cycle after a promotion, from the queued
+        # one: its wide enable is an OR of two registers, outside the state machine (every
+        # state's start took it, so the state's decode reached the enable, and with it the
+        # PE's state routed across the die and back: the system's path, 87.7 MHz).
+        m.d.sync += s.take_queued.eq(0)
+        with m.If(pe.start):
+            m.d.sync += s.config.eq(s.port_config)
+        with m.Elif(s.take_queued):
+            m.d.sync += s.config.eq(s.queued_config)
         with self.m.FSM(init="Idle") as fsm:
             self._fill_states()
             self._review_states()
@@ -63,7 +73,7 @@ class Controller:
             m.d.sync += [pe.bad_config.eq(s.config_bad), s.start_refused.eq(s.config_bad),
                          pe.bad_input.eq(0), pe.node_overflow.eq(0), pe.depth_overflow.eq(0),
                          pe.inbag_overflow.eq(0), pe.done.eq(0),
-                         s.cycles_restart.eq(1), s.draw_valid.eq(0), s.config.eq(port_config),
+                         s.cycles_restart.eq(1), s.draw_valid.eq(0), s.take_queued.eq(0),
                          s.lane_go.eq(0), s.start_inbag.eq(~s.config_bad),
                          s.start_prologue.eq(port_config.sparse & ~s.config_bad)]
             with m.If(port_config.sparse):
@@ -76,12 +86,20 @@ class Controller:
                          s.past_prologue.eq(0)]
 
     def promote(self):
-        """The running tree is written and a tree is queued: it takes over at once."""
+        """The running tree is written and a tree is queued: it takes over in the next
+        cycle (``Take the queued tree``), where its configuration loads."""
         m, s = self.m, self.s
         m.d.comb += s.promoting.eq(1)
-        m.d.sync += [s.config.eq(s.queued_config), s.queued.eq(0), s.inbag_for_queued.eq(0),
-                     s.start_refused.eq(0),
-                     s.prefetched.eq(0), s.past_prologue.eq(0), s.cycles_restart.eq(1)]
+        m.d.sync += [s.take_queued.eq(1), s.queued.eq(0), s.start_refused.eq(0),
+                     s.past_prologue.eq(0), s.cycles_restart.eq(1)]
+        m.next = "Take the queued tree"
+
+    def take_queued(self):
+        """The cycle after a promotion: the configuration loads from the queued one, and the
+        in-bag builder turns to it (its inputs switch in the same cycle, so a prologue run
+        ahead for the queued tree sees the same values throughout)."""
+        m, s = self.m, self.s
+        m.d.sync += [s.inbag_for_queued.eq(0), s.prefetched.eq(0)]
         with m.If(s.queued_config.sparse):
             with m.If(~s.prefetched):
                 m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(1)]
@@ -521,3 +539,5 @@ class Controller:
                 with m.Else():
                     m.d.sync += pe.done.eq(1)
                     m.next = "Idle"
+        with self.state("Take the queued tree"):
+            self.take_queued()

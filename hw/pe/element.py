@@ -261,6 +261,7 @@ class ProcessingElement(wiring.Component):
         s.config = Signal(g.config_layout)
         s.queued_config = Signal(g.config_layout)
         s.queued = Signal()
+        s.take_queued = Signal()        # the cycle after a promotion: the queued tree's turn
         s.cycles = Signal(32)
         # A start or a promotion restarts the count a cycle later, from a register: the
         # start's and the promotion's decodes reach no counter bit (the count read at a
