@@ -221,18 +221,24 @@ class GiniScanner(wiring.Component):
         with m.FSM(init="Wait for a segment"):
             with m.State("Wait for a segment"):
                 m.d.comb += self.segments.ready.eq(1)
+                # The scan's registers load from the header in every waiting cycle, the
+                # one it comes in last, so its ``valid`` (a lane's state and job queue)
+                # reaches only the state and the squarer's operand, not the wide enables
+                # of the counts. Loads that do not depend on the header are harmless while
+                # waiting: no entry is scanned and no boundary is in the pipeline.
+                m.d.sync += [
+                    right.eq(header.class_counts), total_rows.eq(header.rows),
+                    right_weight.eq(sum(header.class_counts[c] for c in range(classes))),
+                    left.eq(0), left_weight.eq(0), left_rows.eq(0),
+                    squares_left.eq(0), squares_right.eq(0),
+                    have_previous.eq(0), unsummed.eq(remaining),
+                    # No best yet: 0 / 1, which every boundary beats (both sides
+                    # weigh at least 1, so its numerator is at least 2).
+                    best.found.eq(0), best.numerator.eq(0), best.denominator.eq(1),
+                ]
                 with m.If(self.segments.valid):
-                    m.d.sync += [
-                        operand.eq(header.class_counts[first]),
-                        right.eq(header.class_counts), total_rows.eq(header.rows),
-                        right_weight.eq(sum(header.class_counts[c] for c in range(classes))),
-                        left.eq(0), left_weight.eq(0), left_rows.eq(0),
-                        squares_left.eq(0), squares_right.eq(0),
-                        have_previous.eq(0), unsummed.eq(remaining),
-                        # No best yet: 0 / 1, which every boundary beats (both sides
-                        # weigh at least 1, so its numerator is at least 2).
-                        best.found.eq(0), best.numerator.eq(0), best.denominator.eq(1),
-                    ]
+                    # (the operand stays 0 while waiting: its square is added to B)
+                    m.d.sync += operand.eq(header.class_counts[first])
                     with m.If(remaining == 0):
                         m.next = "Scan entries"
                     with m.Else():
