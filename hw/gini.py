@@ -88,6 +88,12 @@ class GiniScanner(wiring.Component):
     they are carry-save trees in logic (``logic_product_rows``), because a PE runs out
     of DSP blocks long before it runs out of ALMs (``docs/gateware.md``).
 
+    While it waits for a header, the scan's registers load from the header in every cycle,
+    the one it comes in last, so the header's ``valid`` (a lane's state and job queue)
+    reaches only the state and the squarer's operand, not the counts' wide enables; the
+    loads are harmless while waiting (no entry is scanned, no boundary is in the pipeline),
+    and the operand stays 0 until the header comes (its square is added to ``B``).
+
     Parameters
     ----------
     classes : int
@@ -221,11 +227,7 @@ class GiniScanner(wiring.Component):
         with m.FSM(init="Wait for a segment"):
             with m.State("Wait for a segment"):
                 m.d.comb += self.segments.ready.eq(1)
-                # The scan's registers load from the header in every waiting cycle, the
-                # one it comes in last, so its ``valid`` (a lane's state and job queue)
-                # reaches only the state and the squarer's operand, not the wide enables
-                # of the counts. Loads that do not depend on the header are harmless while
-                # waiting: no entry is scanned and no boundary is in the pipeline.
+                # (loads in every waiting cycle: see the class docstring)
                 m.d.sync += [
                     right.eq(header.class_counts), total_rows.eq(header.rows),
                     right_weight.eq(sum(header.class_counts[c] for c in range(classes))),
@@ -237,7 +239,6 @@ class GiniScanner(wiring.Component):
                     best.found.eq(0), best.numerator.eq(0), best.denominator.eq(1),
                 ]
                 with m.If(self.segments.valid):
-                    # (the operand stays 0 while waiting: its square is added to B)
                     m.d.sync += operand.eq(header.class_counts[first])
                     with m.If(remaining == 0):
                         m.next = "Scan entries"
