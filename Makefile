@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench accuracy metric elm mnist baselines test clean distclean
+.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench accuracy metric elm mnist baselines test test-long clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: $(STAMP) ## create .venv and install the project (done by every target on first use)
 
@@ -130,8 +130,13 @@ mnist: $(STAMP) ## seeds 004 and 001 on MNIST: results/seed004_mnist.*, results/
 baselines: $(STAMP) ## every host-library method beside the HW forest: results/baselines.{md,csv,png}
 	$(VPY) -m sw.experiments.baselines $(if $(DATASETS),--datasets $(DATASETS)) $(BASELINES_ARGS)
 
-test: $(STAMP) ## the test suite (pytest, Verilator simulations included); PYTEST_ARGS passes options
+# CI runs make test. Tests marked long (simulations of minutes each, the checks of a shorter
+# test on a bigger build, more PEs or a longer forest) skip unless HWFOREST_LONG_SIMS=1.
+test: $(STAMP) ## the test suite (pytest, Verilator simulations included, long ones skipped); PYTEST_ARGS passes options
 	$(VPY) -m pytest $(PYTEST_ARGS)
+
+test-long: $(STAMP) ## only the long simulations make test skips (HWFOREST_LONG_SIMS=1 pytest -m long)
+	HWFOREST_LONG_SIMS=1 $(VPY) -m pytest -m long $(PYTEST_ARGS)
 
 clean: ## remove build/, results/ and pytest caches
 	rm -rf $(BUILD) results .pytest_cache

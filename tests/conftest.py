@@ -1,6 +1,23 @@
-"""Shared pytest set-up: the end-of-run summary of the Verilator simulations."""
+"""Shared pytest set-up: long simulations skipped unless asked for, and the end-of-run
+summary of the Verilator simulations."""
+
+import os
+
+import pytest
 
 from sim.runner import COMPLETED_RUNS
+
+#: Set to 1 to run the tests marked ``long`` (``make test-long`` runs only those).
+LONG_SIMS = "HWFOREST_LONG_SIMS"
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get(LONG_SIMS) == "1":
+        return
+    skip = pytest.mark.skip(reason=f"a long simulation: make test-long runs it (or set {LONG_SIMS}=1)")
+    for item in items:
+        if item.get_closest_marker("long"):
+            item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -1,19 +1,14 @@
 """The limit cases (sim/limits.py): every design at each parameter's maximum.
 
 Every case elaborates here; the ``ci`` cases are simulated against the golden model here,
-the others with ``HWFOREST_LONG_SIMS=1`` (``make limits`` runs them all).
+the others are marked long (``make test-long``; ``make limits`` runs them all).
 """
-
-import os
 
 import pytest
 
 from hw.designs import DESIGNS, component
 from sim import limits
 from sim.limits import CASES, LimitCase, parameter_names, resolve
-
-#: Set to 1 to simulate every simulated limit case here (``make limits`` does).
-LONG_RUNS = "HWFOREST_LONG_SIMS"
 
 #: Designs without limit cases, and why.
 UNCOVERED = {"forest_top": "the system behind Avalon-MM: its system's limits are forest_system's"}
@@ -24,12 +19,7 @@ def _case_id(case):
 
 
 def _marks(case):
-    marks = []
-    if not case.ci:
-        marks.append(pytest.mark.skipif(
-            os.environ.get(LONG_RUNS) != "1",
-            reason=f"a long limit case: make limits runs it (or set {LONG_RUNS}=1)"))
-    return marks
+    return [] if case.ci else [pytest.mark.long]
 
 
 def test_every_parameter_of_every_design_is_at_its_maximum_in_a_case():

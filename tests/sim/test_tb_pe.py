@@ -33,7 +33,12 @@ BUILDS = {
 DATASETS_BUILD = build_parameters("pe_datasets")
 
 
-@pytest.mark.parametrize("build", list(BUILDS))
+# Two builds here; the one-lane and eight-lane builds (3 to 4 minutes each) are long.
+LONG_BUILDS = ("1 lane, 3 classes", "8 lanes, depth 5")
+
+
+@pytest.mark.parametrize("build", [pytest.param(name, marks=pytest.mark.long) if name in LONG_BUILDS else name
+                                   for name in BUILDS])
 def test_pe_trains_trees_identical_to_the_model(build):
     parameters, cases, seed = BUILDS[build]
     tests, failed = simulate("processing_element", "sim.tb_pe", parameters=parameters,

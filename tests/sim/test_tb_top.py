@@ -1,8 +1,6 @@
 """forest_top through its Avalon-MM interfaces only: random forests and iris on the small
-build and on its twin with a separate core clock (at both clock pairs), the thesis datasets
-on the build sized for them (``hw.designs.BUILDS``)."""
-
-import os
+build, and (long: make test-long, make avalon) on its twin with a separate core clock at
+both clock pairs and the thesis datasets on the build sized for them (``hw.designs.BUILDS``)."""
 
 import pytest
 
@@ -10,10 +8,6 @@ from hw.designs import BUILDS
 from sim.runner import simulate
 from sim.tb_top import CLOCK_PAIRS
 from sw.data.datasets import available
-
-#: Set to 1 to run the long dataset simulations here too (``make avalon`` runs them).
-LONG_RUNS = "HWFOREST_LONG_SIMS"
-
 
 def test_forest_top_through_avalon():
     design, parameters = BUILDS["forest_top_small"]
@@ -23,6 +17,7 @@ def test_forest_top_through_avalon():
     assert (tests, failed) == (5, 0)
 
 
+@pytest.mark.long                                # about 5 minutes per clock pair
 @pytest.mark.parametrize("clocks", CLOCK_PAIRS)
 def test_forest_top_with_a_separate_core_clock(clocks):
     # The system on core_clk, the Avalon side on clk: 100 MHz bus with a 77 MHz core and
@@ -35,12 +30,8 @@ def test_forest_top_with_a_separate_core_clock(clocks):
     assert (tests, failed) == (5, 0)
 
 
-@pytest.mark.parametrize("name", [
-    "sonar",
-    pytest.param("ctg", marks=pytest.mark.skipif(
-        os.environ.get(LONG_RUNS) != "1",
-        reason=f"ctg through Avalon adds about 2 min: make avalon runs it (or set {LONG_RUNS}=1)")),
-])
+@pytest.mark.long                                # 2 to 3 minutes each; make avalon runs them too
+@pytest.mark.parametrize("name", ["sonar", "ctg"])
 def test_dataset_through_avalon(name):
     if not available(name):
         pytest.skip(f"dataset {name} not found: set HWFOREST_DATA_DIR to a folder holding it "

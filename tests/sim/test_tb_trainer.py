@@ -17,7 +17,10 @@ SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "f
          "sparse_rows": 16}
 
 
-@pytest.mark.parametrize("pe_count, seed, lists", [(1, 201, None), (2, 202, 44), (4, 203, None)])
+# Two PEs with short lists here; one and four PEs (several minutes each) are long.
+@pytest.mark.parametrize("pe_count, seed, lists", [pytest.param(1, 201, None, marks=pytest.mark.long),
+                                                   (2, 202, 44),
+                                                   pytest.param(4, 203, None, marks=pytest.mark.long)])
 def test_forests_equal_the_model_for_any_pe_count(pe_count, seed, lists):
     # Also: forests stopped on tree_error (a tree deeper than max_depth = 8, or, with lists
     # of 44 rows, a bootstrap of more distinct rows), each followed by forests that must not
@@ -28,6 +31,7 @@ def test_forests_equal_the_model_for_any_pe_count(pe_count, seed, lists):
     assert (tests, failed) == (6, 0)
 
 
+@pytest.mark.long
 def test_a_forest_of_65536_trees_finishes():
     # The largest forest the trainer accepts (LIMITS["max_trees"]): its tree counter must
     # reach n_trees = 65,536, a 17-bit number.
@@ -39,6 +43,7 @@ def test_a_forest_of_65536_trees_finishes():
     assert (tests, failed) == (1, 0)
 
 
+@pytest.mark.long                                # 5 to 10 minutes per PE count
 @pytest.mark.parametrize("pe_count", [1, 2, 4])
 def test_dataset_forests_equal_the_model(pe_count):
     names = ["iris", "sonar", "heart_failure", "ctg"]
