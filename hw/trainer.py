@@ -272,8 +272,19 @@ class ForestTrainer(wiring.Component):
         load_row, load_slot = s.load_row, s.load_slot
         # Row by row, one beat per slot (ceil(n_features / lanes) beats per row; the
         # configuration input n_features is held while the dataset streams in), each lane's
-        # code written to its own bank in the same cycle; start checks that n_rows and
-        # n_features match what came.
+        # code written to its own bank; start checks that n_rows and n_features match what
+        # came. The writes go through registers (address, data, enable): the enable's
+        # compares with n_features reach no bank's write enable in the beat's cycle. A bank
+        # is written a cycle after its beat, before any start can read it (the presort
+        # reads from the cycle after a start, which comes after the last beat at the earliest).
+        staged_writes = [(Signal.like(write.addr, name=f"codes{lane}_write_addr"),
+                          Signal.like(write.data, name=f"codes{lane}_write_data"),
+                          Signal(name=f"codes{lane}_write_en")) for lane, write in enumerate(code_writes)]
+        staged_label = (Signal.like(label_write.addr, name="labels_write_addr"),
+                        Signal.like(label_write.data, name="labels_write_data"), Signal(name="labels_write_en"))
+        for write, (addr, value, en) in zip([*code_writes, label_write], [*staged_writes, staged_label]):
+            m.d.comb += [write.addr.eq(addr), write.data.eq(value), write.en.eq(en)]
+            m.d.sync += en.eq(0)
         with m.If(~self.busy):
             m.d.comb += self.dataset.ready.eq(1)
             with m.If(self.dataset.valid):
@@ -284,13 +295,12 @@ class ForestTrainer(wiring.Component):
                 in_range = ((load_row < max_rows) & (first_feature < feature_capacity) &
                             (self.n_features != 0) & (self.n_features <= feature_capacity))
                 with m.If(in_range):
-                    for lane, write in enumerate(code_writes):
-                        m.d.comb += [write.addr.eq(load_slot * max_rows + load_row),
-                                     write.data.eq(beat.codes[lane]),
-                                     write.en.eq(first_feature + lane < self.n_features)]
+                    for lane, (addr, value, en) in enumerate(staged_writes):
+                        m.d.sync += [addr.eq(load_slot * max_rows + load_row), value.eq(beat.codes[lane]),
+                                     en.eq(first_feature + lane < self.n_features)]
                     with m.If(load_slot == 0):
-                        m.d.comb += [label_write.addr.eq(load_row), label_write.data.eq(beat.label),
-                                     label_write.en.eq(1)]
+                        addr, value, en = staged_label
+                        m.d.sync += [addr.eq(load_row), value.eq(beat.label), en.eq(1)]
                 with m.Else():
                     m.d.sync += self.dataset_error.eq(1)
                 row_end = first_feature + lanes >= self.n_features
