@@ -14,7 +14,7 @@ LONG_SIMS = "HWFOREST_LONG_SIMS"
 def pytest_collection_modifyitems(config, items):
     if os.environ.get(LONG_SIMS) == "1":
         return
-    skip = pytest.mark.skip(reason=f"a long simulation: make test-long runs it (or set {LONG_SIMS}=1)")
+    skip = pytest.mark.skip(reason=f"a long test: make test-long runs it (or set {LONG_SIMS}=1)")
     for item in items:
         if item.get_closest_marker("long"):
             item.add_marker(skip)

@@ -33,7 +33,7 @@ BUILDS = {
 DATASETS_BUILD = build_parameters("pe_datasets")
 
 
-# Two builds here; the one-lane and eight-lane builds (3 to 4 minutes each) are long.
+# Two builds in make test; the one-lane and eight-lane builds are long.
 LONG_BUILDS = ("1 lane, 3 classes", "8 lanes, depth 5")
 
 

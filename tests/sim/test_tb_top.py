@@ -17,7 +17,7 @@ def test_forest_top_through_avalon():
     assert (tests, failed) == (5, 0)
 
 
-@pytest.mark.long                                # about 5 minutes per clock pair
+@pytest.mark.long
 @pytest.mark.parametrize("clocks", CLOCK_PAIRS)
 def test_forest_top_with_a_separate_core_clock(clocks):
     # The system on core_clk, the Avalon side on clk: 100 MHz bus with a 77 MHz core and
@@ -30,7 +30,7 @@ def test_forest_top_with_a_separate_core_clock(clocks):
     assert (tests, failed) == (5, 0)
 
 
-@pytest.mark.long                                # 2 to 3 minutes each; make avalon runs them too
+@pytest.mark.long                                # make avalon runs them too
 @pytest.mark.parametrize("name", ["sonar", "ctg"])
 def test_dataset_through_avalon(name):
     if not available(name):

@@ -17,7 +17,7 @@ SMALL = {"max_trees": 16, "radix_bits": 4, "max_rows": 64, "max_samples": 64, "f
          "sparse_rows": 16}
 
 
-# Two PEs with short lists here; one and four PEs (several minutes each) are long.
+# Two PEs with short lists in make test; one and four PEs are long.
 @pytest.mark.parametrize("pe_count, seed, lists", [pytest.param(1, 201, None, marks=pytest.mark.long),
                                                    (2, 202, 44),
                                                    pytest.param(4, 203, None, marks=pytest.mark.long)])
@@ -43,7 +43,7 @@ def test_a_forest_of_65536_trees_finishes():
     assert (tests, failed) == (1, 0)
 
 
-@pytest.mark.long                                # 5 to 10 minutes per PE count
+@pytest.mark.long
 @pytest.mark.parametrize("pe_count", [1, 2, 4])
 def test_dataset_forests_equal_the_model(pe_count):
     names = ["iris", "sonar", "heart_failure", "ctg"]

@@ -396,7 +396,7 @@ def test_repeats_reshuffle_the_folds_and_reseed_the_forests():
     assert row["fit_hw_forest_ms"] > 0 and row["fit_dal_forest_1_ms"] > 0 and row["fit_dal_forest_all_ms"] > 0
 
 
-@pytest.mark.long                                # about 2 minutes
+@pytest.mark.long
 def test_worker_processes_give_the_same_results_as_one_process(tmp_path):
     """The golden-model folds run in worker processes (--jobs 2) and are merged back in
     split order: every accuracy equals the one-process run's, fold for fold."""
