@@ -460,6 +460,10 @@ def _write_reports(arguments, results, recording):
 def main(argv=None):
     parser = _parser()
     arguments = parser.parse_args(argv)
+    report_json = Path(arguments.report).with_suffix(".json")
+    if not arguments.no_record and report_json.resolve() == Path(arguments.record).resolve():
+        parser.error(f"--record {arguments.record} is the JSON that --report {arguments.report} "
+                     "writes beside it: the report would overwrite the record; give another path")
     entries = _chosen_entries(parser, arguments)
     if arguments.show:
         print(_write_reports(arguments, [], True))

@@ -217,6 +217,17 @@ def test_cli_set_runs_are_not_recorded(tmp_path, monkeypatch):
     assert json.loads(md.with_suffix(".json").read_text())[0]["fmax_mhz"] == 140.0
 
 
+def test_cli_refuses_a_record_the_report_would_overwrite(tmp_path, monkeypatch, capsys):
+    """The report's JSON beside ``--report`` is a list of results; written over the record it
+    lost a run's seeds (and the next seed's update failed on the list)."""
+    placed = _fake_placement(monkeypatch, {1: 140.0})
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "work"), "--report", str(tmp_path / "x.md"),
+              "--record", str(tmp_path / "x.json"), "--seeds", "1", "partition_unit"])
+    assert "overwrite the record" in capsys.readouterr().err and placed == []
+    assert not (tmp_path / "x.json").exists()
+
+
 def _entry(name, mhz, design="gini_scanner", parameters=None, sources="s1", seeds=None):
     parameters = parameters or {"classes": 3}
     return {"name": name, "design": design, "requested": parameters, "parameters": parameters,
