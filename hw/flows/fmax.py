@@ -114,14 +114,13 @@ def synthesise(base, out_dir, parameters=None):
                        .encode()).hexdigest()[:16]
     work = Path(out_dir) / "synth" / key
     netlist, stat_path = work / f"{TOP}.json", work / f"{TOP}.stat.json"
+    # The cell counts are the script's last output: with them, the netlist is whole.
     if not (netlist.exists() and stat_path.exists()):
         work.mkdir(parents=True, exist_ok=True)
-        stat_path.unlink(missing_ok=True)  # written last: its presence marks a whole netlist
         (work / f"{TOP}.il").write_text(text)
         result = subprocess.run([str(_YOSYS), "-q", "-l", "yosys.log", "-p", script], cwd=work,
                                 capture_output=True, text=True)
         if result.returncode != 0:
-            stat_path.unlink(missing_ok=True)
             raise RuntimeError(f"Yosys synth_ecp5 failed on {base} (log {work / 'yosys.log'}):\n"
                                + (result.stdout + result.stderr)[-2000:])
     stat = json.loads(stat_path.read_text())
