@@ -162,6 +162,16 @@ def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
     assert compare.default_datasets() == ["iris", "wine", "breast_cancer_wisconsin"]
 
 
+def test_every_dataset_the_comparison_runs_by_default_has_a_measured_p():
+    """Without the data folder the comparison falls back to the bundled sets; a P dropped
+    from ``docs/pe_fit.json`` stopped ``make`` with 'no PE estimate' (5e7569b)."""
+    from sw.data.datasets import THESIS_HARDWARE_DATASETS
+    fits = bench_pe_fit.load_fits()
+    for name in (*THESIS_HARDWARE_DATASETS, *compare.BUNDLED_DATASETS):
+        assert name in fits, f"docs/pe_fit.json has no P for {name}: python -m sw.experiments.pe_fit"
+        assert fits[name]["pe_count"] >= 1 and fits[name]["feature_lanes"] >= 1, (name, fits[name])
+
+
 def test_modelled_time_is_load_presort_and_trees_over_pe_count():
     sample = {"load_cycles": 1000, "sort_cycles": 9000, "overhead_cycles": 0, "cycles_per_tree": 500}
     assert compare.modelled_seconds(sample, 100, 10, 100e6) == pytest.approx((10_000 + 5_000) / 100e6)
