@@ -245,8 +245,8 @@ class InferenceEngine(wiring.Component):
         node_reads, counts_read = self._node_memories(m)
         rows = self._row_buffers(m)
         load_count, load_overflow = self._load_rows(m, rows)
-        read_stage, leaving = self._traversal_stages(m, rows, node_reads)
-        self._issue(m, rows, read_stage, leaving)
+        read_stage, leaving, leaving_continues = self._traversal_stages(m, rows, node_reads)
+        self._issue(m, rows, read_stage, leaving, leaving_continues)
         self._retire(m, rows, leaving, counts_read)
         output, output_valid = self._predictions(m, rows)
 
@@ -413,10 +413,18 @@ class InferenceEngine(wiring.Component):
             node = Signal(g.stored_node_layout, name=f"stage{s}_node")
             code = Signal(g.code_bits, name=f"stage{s}_code")
             missing = Signal(name=f"stage{s}_missing")
+            at_depth = Signal(name=f"stage{s}_at_depth")
             left_address = Signal(g.address_bits, name=f"stage{s}_left_address")
+            missing_now = look_node.feature >= Array(rows.features)[look.buffer]
+            at_depth_now = look.steps == g.max_depth
             m.d.sync += [here.eq(look), node.eq(look_node), code.eq(rows.code_reads[s].data),
                          left_address.eq(look.base + look_node.left_child),
-                         missing.eq(look_node.feature >= Array(rows.features)[look.buffer])]
+                         missing.eq(missing_now), at_depth.eq(at_depth_now)]
+            # Whether the context steps to a child (not done, not finishing here), decided
+            # a cycle ahead: the seam's choice between recirculating it and issuing a new
+            # pair, which enables the whole entry register, comes from a register.
+            continues = Signal(name=f"stage{s}_continues")
+            m.d.sync += continues.eq(look.valid & ~look.done & ~look_node.leaf & ~missing_now & ~at_depth_now)
             # Cycle 5: leaf, fault or the step to a child.
             following = Signal(g.context_layout, name=f"stage{s}_next")
             m.d.comb += following.eq(here)
@@ -426,7 +434,7 @@ class InferenceEngine(wiring.Component):
                 with m.Elif(missing):
                     m.d.comb += [following.done.eq(1), following.fault.eq(1)]
                     m.d.sync += self.bad_feature.eq(1)
-                with m.Elif(here.steps == g.max_depth):
+                with m.Elif(at_depth):
                     m.d.comb += [following.done.eq(1), following.fault.eq(1)]
                     m.d.sync += self.depth_exceeded.eq(1)
                 with m.Else():
@@ -436,15 +444,17 @@ class InferenceEngine(wiring.Component):
                 m.d.sync += read_stage[s + 1].eq(following)
             else:
                 leaving = following
-        return read_stage, leaving
+                # (``leaving.valid & ~leaving.done``, from a register)
+                leaving_continues = continues
+        return read_stage, leaving, leaving_continues
 
-    def _issue(self, m, rows, read_stage, leaving):
+    def _issue(self, m, rows, read_stage, leaving, leaving_continues):
         """The seam: recirculate an unfinished context, else issue a new (row, tree) pair."""
         g = self.geometry
         issue_buffer = Signal()
         issue_count = Signal(g.n_trees_bits)
         issue_base = Signal(g.address_bits)
-        recirculate = leaving.valid & ~leaving.done
+        recirculate = leaving_continues
         pending = Array(rows.busy)[issue_buffer] & ~Array(rows.issued)[issue_buffer]
         issue_trees = Array(rows.trees)[issue_buffer]
         with m.If(recirculate):

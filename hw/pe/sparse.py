@@ -83,6 +83,8 @@ class SparseFill(wiring.Component):
                         for field, width in (("row", g.row_bits), ("code", g.code_bits),
                                              ("label", g.label_bits), ("weight", g.weight_bits))]
         self._answered = Signal(range(S + 1))
+        # Entry k is free (k >= answered), as a register of flags beside ``answered``.
+        self._free = Signal(S, name="free")
         self._held = Signal(S, name="held")
         self._drawing = Signal()
         self._collect_draws(m)
@@ -120,10 +122,14 @@ class SparseFill(wiring.Component):
         S = self._geometry.sparse_entries
         sorted_rows, sorted_codes = self._sorted[:2]
         new_code = self.codes.p.code
+        # (one compare of the (code, row) keys, not a less-than and an equality of the codes
+        # and a less-than of the rows; the free entries are flags, not compares with
+        # ``answered``: the seed-2 path of the system, 98.6 MHz, ran from ``new_row``
+        # through them to a sorted entry's enable)
+        new_key = Cat(new_row, new_code)
         goes_before = [Signal(name=f"goes_before{k}") for k in range(S)]
         for k in range(S):
-            m.d.comb += goes_before[k].eq((k >= self._answered) | (new_code < sorted_codes[k]) |
-                                          ((new_code == sorted_codes[k]) & (new_row < sorted_rows[k])))
+            m.d.comb += goes_before[k].eq(self._free[k] | (new_key < Cat(sorted_rows[k], sorted_codes[k])))
         return goes_before
 
     def _insert(self, m, goes_before, new_row, new_weight):
@@ -166,6 +172,12 @@ class SparseFill(wiring.Component):
         m.d.sync += [new_row.eq(Mux(answering, rows[answered_next], rows[answered])),
                      new_weight.eq(Mux(answering, weights[answered_next], weights[answered]))]
         goes_before = self._sort_places(m, new_row)
+        # The next row to look up, registered the same way (``looked_up`` a cycle ahead),
+        # so only a register drives the route to the shared label bank's read address.
+        request_row = Signal(g.row_bits, name="request_row")
+        looked_up_next = Signal(range(g.sparse_entries + 2), name="looked_up_next")
+        request_taken = self.code_requests.valid & self.code_requests.ready
+        m.d.sync += request_row.eq(Mux(request_taken, rows[looked_up_next], rows[looked_up]))
         with m.FSM(init="Idle", name="prologue"):
             def prologue_control():
                 # A start abandons the tree: a pulse of the tree it abandons is stale
@@ -185,7 +197,8 @@ class SparseFill(wiring.Component):
                 m.d.comb += self._drawing.eq(1)
                 with m.If(self.weights_ready):
                     m.d.sync += [requesting.eq(1), request_bound.eq(self.bound),
-                                 looked_up.eq(0), answered.eq(0), answered_next.eq(1)]
+                                 looked_up.eq(0), looked_up_next.eq(1), answered.eq(0), answered_next.eq(1),
+                                 self._free.eq((1 << g.sparse_entries) - 1)]
                     m.next = "Draw the tree's feature"
                 prologue_control()
 
@@ -201,15 +214,16 @@ class SparseFill(wiring.Component):
             with m.State("Look up the drawn rows"):
                 m.d.comb += [self.code_requests.valid.eq(looked_up < self.drawn_count),
                              self.code_requests.p.feature.eq(self.feature),
-                             self.code_requests.p.row.eq(Array(self._drawn_rows)[looked_up]),
+                             self.code_requests.p.row.eq(request_row),
                              self.codes.ready.eq(1)]
-                with m.If(self.code_requests.valid & self.code_requests.ready):
-                    m.d.sync += looked_up.eq(looked_up + 1)
+                with m.If(request_taken):
+                    m.d.sync += [looked_up.eq(looked_up + 1), looked_up_next.eq(looked_up_next + 1)]
                 self._insert(m, goes_before, new_row, new_weight)
                 with m.If(self.codes.valid):
                     m.d.comb += answering.eq(1)
                     label = self.codes.p.label
                     m.d.sync += [answered.eq(answered + 1), answered_next.eq(answered_next + 1),
+                                 self._free.eq(Cat(0, self._free[:-1])),
                                  counts[label].eq(counts[label] + new_weight)]
                     if g.classes < (1 << g.label_bits):
                         with m.If(self.codes.p.label >= g.classes):
