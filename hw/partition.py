@@ -127,6 +127,34 @@ class PartitionUnit(wiring.Component):
         right_read = rights.read_port()
         return stored_layout, (decision_write, decision_read), (right_write, right_read)
 
+    def _intake(self, m, decision_write, decision_read, stage1_valid, advance):
+        """Go-left bits in while stage 1 is empty; a segment's entries looked up as stage 1
+        takes them (``advance``). Intake stops after a segment's last entry until that
+        segment is complete (``advance`` is low then). An entry that cannot be looked up as
+        it arrives waits in a skid register, so ``segment_in.ready`` is a register: the
+        chain from the held writes through the queue and the stages' moves ends here, not
+        in the lane's output register. Returns (the skid register's valid, the entry
+        offered to stage 1)."""
+        m.d.comb += self.decisions.ready.eq(~stage1_valid)
+        with m.If(self.decisions.valid & ~stage1_valid):
+            m.d.comb += [decision_write.addr.eq(self.decisions.p.row),
+                         decision_write.data.eq(self.decisions.p.left),
+                         decision_write.en.eq(1)]
+        skid_valid = Signal(name="intake_skid_valid")
+        skid = Signal(self.segment_in.payload.shape(), name="intake_skid")
+        incoming = Signal(self.segment_in.payload.shape())
+        m.d.comb += incoming.eq(Mux(skid_valid, skid, self.segment_in.p))
+        taken = advance & ~self.decisions.valid
+        m.d.comb += [self.segment_in.ready.eq(~skid_valid),
+                     decision_read.addr.eq(incoming.entry.row),
+                     decision_read.en.eq(advance)]
+        with m.If(skid_valid):
+            with m.If(taken):
+                m.d.sync += skid_valid.eq(0)
+        with m.Elif(self.segment_in.valid & ~taken):
+            m.d.sync += [skid_valid.eq(1), skid.eq(self.segment_in.p)]
+        return skid_valid, incoming
+
     def elaborate(self, platform):
         m = Module()
         depth = self.max_segment
@@ -198,30 +226,9 @@ class PartitionUnit(wiring.Component):
         last_moves = stage2_moves & stage2.entry.last
         stage1_moves = stage1_valid & (~stage2_valid | stage2_moves)
 
-        # Intake: stop after a segment's last entry until that segment is complete. An
-        # entry that cannot be looked up as it arrives waits in a skid register, so
-        # ``segment_in.ready`` is a register: the chain from the held writes through the
-        # queue and the stages' moves ends here, not in the lane's output register.
-        m.d.comb += self.decisions.ready.eq(~stage1_valid)
-        with m.If(self.decisions.valid & ~stage1_valid):
-            m.d.comb += [decision_write.addr.eq(self.decisions.p.row),
-                         decision_write.data.eq(self.decisions.p.left),
-                         decision_write.en.eq(1)]
-        skid_valid = Signal(name="intake_skid_valid")
-        skid = Signal(self.segment_in.payload.shape(), name="intake_skid")
-        incoming = Signal(self.segment_in.payload.shape())
-        m.d.comb += incoming.eq(Mux(skid_valid, skid, self.segment_in.p))
         closing = (stage1_valid & stage1.entry.last) | (stage2_valid & stage2.entry.last)
         advance = (~stage1_valid | stage1_moves) & ~closing & ~current_complete
-        taken = advance & ~self.decisions.valid
-        m.d.comb += [self.segment_in.ready.eq(~skid_valid),
-                     decision_read.addr.eq(incoming.entry.row),
-                     decision_read.en.eq(advance)]
-        with m.If(skid_valid):
-            with m.If(taken):
-                m.d.sync += skid_valid.eq(0)
-        with m.Elif(self.segment_in.valid & ~taken):
-            m.d.sync += [skid_valid.eq(1), skid.eq(self.segment_in.p)]
+        skid_valid, incoming = self._intake(m, decision_write, decision_read, stage1_valid, advance)
         with m.If(advance):
             m.d.sync += [stage1_valid.eq((skid_valid | self.segment_in.valid) & ~self.decisions.valid),
                          stage1.eq(incoming)]
