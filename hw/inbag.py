@@ -51,6 +51,11 @@ def inbag_word_layout(code_bits, row_bits, weight_bits, lanes=1):
 GENERATION_BITS = 8
 
 
+def _tagged_layout(weight_bits):
+    """One word of the weight memory: a weight and the generation of the tree that wrote it."""
+    return data.StructLayout({"generation": GENERATION_BITS, "weight": weight_bits})
+
+
 class _Phase(enum.Enum, shape=2):
     IDLE = 0
     CLEAR_WEIGHTS = 1       # every row's tag to 0: after a reset and once per 255 trees
@@ -173,7 +178,7 @@ class InBagBuilder(wiring.Component):
         m = Module()
         m.submodules.random = random = TreeRandom(bound_bits=self.draw_bound_bits,
                                                   tree_index_bits=self.tree_index_bits)
-        tagged = data.StructLayout({"generation": GENERATION_BITS, "weight": self.weight_bits})
+        tagged = _tagged_layout(self.weight_bits)
         m.submodules.weights = weights = Memory(shape=tagged, depth=self.max_rows, init=[])
         weight_write = weights.write_port()
         # Transparent: a row drawn twice in a row sees its first increment. The other lanes'
@@ -313,8 +318,11 @@ class InBagBuilder(wiring.Component):
         f.stage1_mask = Signal(self.lanes)
         f.stage2_valid = Signal()
         f.stage2 = Signal(word_layout)
-        # Per lane, the weight as read, whether its tag is this tree's and whether it is not 0.
-        f.stage2_weights = [Signal(self.weight_bits, name=f"stage2_weight{lane}") for lane in range(self.lanes)]
+        # Per lane, the tagged weight as read (straight from the read port: a block RAM's
+        # output goes into a register through no logic), and from it whether its tag is
+        # this tree's and whether it is not 0.
+        f.stage2_weights = [Signal(_tagged_layout(self.weight_bits), name=f"stage2_weight{lane}")
+                            for lane in range(self.lanes)]
         f.stage2_this_tree = Signal(self.lanes)
         f.stage2_nonzero = Signal(self.lanes)
         f.stage2_mask = Signal(self.lanes)
@@ -328,8 +336,8 @@ class InBagBuilder(wiring.Component):
 
     def _filter_lists(self, m, f, lane_reads, generation, bootstrap, emitted):
         """The filter in phase FILTER_LISTS. The weights read for the word in stage 1 go
-        into stage 2 through two LUT levels (tag compare, non-zero test); whether an entry
-        is kept and its weight (1 without bootstrap) are worked out from stage 2's registers."""
+        into stage 2 as read; the tag compare, the non-zero test, whether an entry is kept
+        and its weight (1 without bootstrap) are worked out from stage 2's registers."""
         stage2_moves = f.stage2_valid & ~f.output.skid_valid
         stage1_moves = f.stage1_valid & (~f.stage2_valid | stage2_moves)
         advance = ~f.stage1_valid | stage1_moves
@@ -341,12 +349,12 @@ class InBagBuilder(wiring.Component):
                          f.stage1_mask.eq(self.lane_mask)]
         with m.If(stage1_moves):
             m.d.sync += [f.stage2_valid.eq(1), f.stage2.eq(f.stage1), f.stage2_mask.eq(f.stage1_mask)]
-            for lane, port in enumerate(lane_reads):
-                m.d.sync += [f.stage2_weights[lane].eq(port.data.weight),
-                             f.stage2_this_tree[lane].eq(port.data.generation == generation),
-                             f.stage2_nonzero[lane].eq(port.data.weight != 0)]
+            m.d.sync += [f.stage2_weights[lane].eq(port.data) for lane, port in enumerate(lane_reads)]
         with m.Elif(stage2_moves):
             m.d.sync += f.stage2_valid.eq(0)
+        for lane, tagged in enumerate(f.stage2_weights):
+            m.d.comb += [f.stage2_this_tree[lane].eq(tagged.generation == generation),
+                         f.stage2_nonzero[lane].eq(tagged.weight != 0)]
         # A word with no entry present is dropped.
         m.d.comb += [f.stage2_keep.eq(f.stage2_mask & (Mux(bootstrap, f.stage2_this_tree & f.stage2_nonzero,
                                                            (1 << self.lanes) - 1))),
@@ -357,7 +365,7 @@ class InBagBuilder(wiring.Component):
             is_last = emitted[lane] == self.inbag_rows - 1
             entry = f.pushed.entries[lane]
             m.d.comb += [entry.row.eq(f.stage2.entries[lane].row), entry.code.eq(f.stage2.entries[lane].code),
-                         entry.weight.eq(Mux(bootstrap, Mux(f.stage2_this_tree[lane], f.stage2_weights[lane], 0), 1)),
+                         entry.weight.eq(Mux(bootstrap, Mux(f.stage2_this_tree[lane], f.stage2_weights[lane].weight, 0), 1)),
                          entry.last.eq(is_last)]
             with m.If(push & f.stage2_keep[lane]):
                 m.d.sync += emitted[lane].eq(Mux(is_last, 0, emitted[lane] + 1))
