@@ -128,16 +128,32 @@ class Controller:
         state that can come two or one cycles before a review reads accordingly."""
         self.m.d.comb += self.s.review_address.eq(address)
 
-    def review_next(self, index):
-        """Go on to node ``index`` of the level: its record is read now, so it is
+    def set_node(self, node, level_end=None):
+        """``node`` (and ``level_end``, if given) from the next cycle, with the registers
+        kept beside them: ``node + 1``, ``node + 2``, whether ``node + 1`` is the level's
+        end, ``level_end + 1``. ``node`` is ``"next"`` for ``node + 1`` (from those
+        registers, no adder before them) or a register's value."""
+        m, s = self.m, self.s
+        end = s.level_end if level_end is None else level_end
+        if isinstance(node, str):
+            node, plus1, plus2 = s.node_next, s.node_after, s.node_after + 1
+        else:
+            plus1, plus2 = node + 1, node + 2
+        m.d.sync += [s.node.eq(node), s.node_next.eq(plus1), s.node_after.eq(plus2),
+                     s.next_is_end.eq(plus1 == end)]
+        if level_end is not None:
+            m.d.sync += [s.level_end.eq(level_end), s.level_end_next.eq(level_end + 1)]
+
+    def review_next(self):
+        """Go on to the level's next node, ``node + 1``: its record is read now, so it is
         reviewed in the next cycle (or the level ends). The review bits read now are the
         next node's, or, at the level's end, those of the next level's first node (two
         cycles before its review, as ``End of the level`` can be the one between)."""
         m, s = self.m, self.s
-        self.review_ahead(Mux(index == s.level_end, s.level_end, index + 1))
-        m.d.sync += s.node.eq(index)
-        m.d.comb += s.node_read.addr.eq(index)      # (read in vain at the level's end)
-        with m.If(index == s.level_end):
+        self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
+        self.set_node("next")
+        m.d.comb += s.node_read.addr.eq(s.node_next)      # (read in vain at the level's end)
+        with m.If(s.next_is_end):
             m.next = "End of the level"
         with m.Else():
             m.next = "Review the node"
@@ -146,7 +162,8 @@ class Controller:
         """The level's partition is done: the next level (its first record is read
         now), or the tree is written if the level made no children."""
         m, s = self.m, self.s
-        m.d.sync += [s.jobs_queued.eq(0), s.node.eq(s.level_end), s.level_end.eq(s.next_node)]
+        m.d.sync += s.jobs_queued.eq(0)
+        self.set_node(s.level_end, level_end=s.next_node)
         with m.If(s.level_end == s.next_node):
             m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_held.eq(0),
                          *s.write_out.clear()]
@@ -222,8 +239,8 @@ class Controller:
                          s.node_write.data.counts.eq(s.root_counts),
                          s.node_write.data.n_rows.eq(root_rows),
                          *pe._review_bits(s, root_leaf, 0)]
-            m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.node.eq(0),
-                         s.level_end.eq(1), s.jobs_queued.eq(0),
+            self.set_node(Const(0, len(s.node)), level_end=Const(1, len(s.level_end)))
+            m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.jobs_queued.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
             m.next = "Read a node"
 
@@ -290,7 +307,7 @@ class Controller:
         config, combiner = s.config, s.combiner
         with self.state("Read a node"):
             m.d.comb += s.node_read.addr.eq(s.node)
-            self.review_ahead(s.node + 1)
+            self.review_ahead(s.node_next)
             with m.If(s.node == s.level_end):
                 m.next = "End of the level"
             with m.Else():
@@ -300,23 +317,23 @@ class Controller:
             # The next node's record is read whatever this one turns out to be (its
             # address never waits for this record's read).
             record = s.node_read.data
-            m.d.comb += s.node_read.addr.eq(s.node + 1)
+            m.d.comb += s.node_read.addr.eq(s.node_next)
             # The combiner is cleared whatever the node turns out to be (nothing reads it
             # before this node's decision; a leaf's clear is harmless), so the review
             # memory's read reaches none of its registers' resets.
             m.d.comb += combiner.clear.eq(1)
             m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
                          s.segment_length.eq(record.n_rows)]
-            self.review_ahead(Mux(s.node + 1 == s.level_end, s.level_end, s.node + 2))
+            self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
             review = s.review_bits
             with m.If(review.leaf):
-                self.review_next(s.node + 1)
+                self.review_next()
             with m.Elif(review.deepest):
                 # (aborted in a state of its own: the review memory's read reaches no
                 # more than the next state, not the queue and the flags)
                 m.next = "Too deep"
             with m.Else():
-                m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node + 1)]
+                m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node_next)]
                 # Thesis mode needs no constant check: a constant segment of the tree's
                 # feature has no boundary, so its scan finds no split, as the model. Its
                 # one list is lane 0, slot 0, visited at once by a SCAN command (the lane
@@ -396,7 +413,7 @@ class Controller:
             m.next = "Draw a feature"
 
         with self.state("Wait for the scans"):
-            self.review_ahead(s.node + 1)
+            self.review_ahead(s.node_next)
             # The next node's first draw bound, shown to the generator from now on.
             m.d.sync += s.draw_bound.eq(s.config.n_features)
             with m.If(s.combiner.combined == s.visited):
@@ -408,10 +425,10 @@ class Controller:
         combiner, current, node_write = s.combiner, s.current, s.node_write
         best_split = combiner.split
         with self.state("Decide"):
-            self.review_ahead(Mux(s.node + 1 == s.level_end, s.level_end, s.node + 2))
+            self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
             m.d.sync += s.left_child_decisions
             with m.If(~combiner.found):
-                self.review_next(s.node + 1)
+                self.review_next()
             with m.Elif(s.nodes_full):
                 self.abort(pe.node_overflow)
             with m.Else():
@@ -423,7 +440,7 @@ class Controller:
                 m.next = "Write the left child"
 
         with self.state("Write the left child"):
-            self.review_ahead(s.node + 1)
+            self.review_ahead(s.node_next)
             m.d.sync += s.right_child_decision
             m.d.comb += [node_write.addr.eq(s.next_node), node_write.en.eq(1),
                          node_write.data.counts.eq(s.left_counts),
@@ -453,7 +470,7 @@ class Controller:
                              job_write.data.start.eq(current.start),
                              job_write.data.length.eq(current.n_rows)]
                 m.d.sync += s.jobs_queued.eq(s.jobs_queued + 1)
-            self.review_next(s.node + 1)
+            self.review_next()
 
     # ------------------------------------------------------------------ the level's partition
     def _partition_states(self):
@@ -461,7 +478,7 @@ class Controller:
         m, s, g = self.m, self.s, self.g
         lane_bits = g.lane_bits
         with self.state("End of the level"):
-            self.review_ahead(s.level_end + 1)
+            self.review_ahead(s.level_end_next)
             m.d.sync += s.job_index.eq(0)
             with m.If(s.jobs_queued == 0):
                 self.next_level()
@@ -469,7 +486,7 @@ class Controller:
                 m.next = "Read a partition job"
 
         with self.state("Read a partition job"):
-            self.review_ahead(Mux(s.lanes_draining, s.level_end, s.level_end + 1))
+            self.review_ahead(Mux(s.lanes_draining, s.level_end, s.level_end_next))
             # The next level's first record is read whether or not the lanes have drained
             # (only the transition waits for them, not the address).
             m.d.comb += [s.job_read.addr.eq(s.job_index), s.node_read.addr.eq(s.level_end)]

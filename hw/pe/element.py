@@ -340,6 +340,13 @@ class ProcessingElement(wiring.Component):
         s.start_refused = Signal()                      # the last start's configuration failed
         s.node = Signal(g.node_bits + 1)                # node under review
         s.level_end = Signal(g.node_bits + 1)
+        # node + 1, node + 2, node + 1 == level_end and level_end + 1 as registers, kept
+        # with node and level_end (``Controller.set_node``), so that the node and review
+        # memories' read addresses are selects of registers (init: node = level_end = 0).
+        s.node_next = Signal(g.node_bits + 2, init=1)
+        s.node_after = Signal(g.node_bits + 2, init=2)
+        s.next_is_end = Signal()
+        s.level_end_next = Signal(g.node_bits + 2, init=1)
         s.current = Signal(g.record_layout)
         s.segment_start = Signal(g.position_bits)
         s.segment_length = Signal(g.position_bits)
