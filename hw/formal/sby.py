@@ -101,7 +101,9 @@ def prove(harness, workdir, *, mode="prove", depth=10, timeout=600, name="top"):
     within ``depth`` cycles: ``reached`` is the step of the last, ``trace`` a witness).
     Returns an :class:`Outcome`.
     """
-    workdir = Path(workdir)
+    # (absolute: SymbiYosys runs in the parent folder, where a relative path such as
+    # ``make formal``'s build/formal would name a folder that is not there)
+    workdir = Path(workdir).resolve()
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +137,7 @@ def ready_to_valid_paths(component, workdir, streams, name="dut", timeout=1200):
     the output cone of the ready input through combinational cells only (``%coe*``) and
     intersects it with the valid output. Returns ({stream: bool}, seconds).
     """
-    workdir = Path(workdir)
+    workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     source = workdir / f"{name}.il"
     source.write_text(rtlil.convert(component, name=name, emit_src=False))

@@ -36,6 +36,16 @@ def test_bmc_finds_the_violation_and_names_the_method(tmp_path):
     assert Outcome("pass", "prove", 3, 0.0).method == "k-induction, k=3"
 
 
+def test_a_relative_work_folder_is_proved_in(tmp_path, monkeypatch):
+    """``make formal`` passes ``--out build/formal``: the runner must find its files from
+    the folder SymbiYosys runs in (it once reported every property as an error)."""
+    from hw.formal import FormalHarness
+    monkeypatch.chdir(tmp_path)
+    outcome = prove(FormalHarness(Counter(), ("valid",)), "build/formal/bmc", mode="bmc", depth=5)
+    assert outcome.status == "fail" and outcome.trace
+    assert (tmp_path / "build" / "formal" / "bmc.sby").exists()
+
+
 def test_a_stream_that_is_not_there_is_an_error(tmp_path):
     with pytest.raises(RuntimeError, match="yosys failed"):
         ready_to_valid_paths(Counter(), tmp_path, ["no_such_stream"], name="counter")
