@@ -97,7 +97,7 @@ FORMAL = {
                                       invariants=pe_invariants(),
                                       assumptions={**_LISTS_ANSWER_REQUESTS,
                                                    **_CODES_ANSWER_LOOKUPS},
-                                      covers={"list_requests": 5, "nodes": 15}),
+                                      covers={"list_requests": 5, "nodes": 20}),
     "forest_trainer": FormalBuild(_SMALL_TRAINER, aborts=("start",), depth=3,
                                   invariants={**pe_invariants("pe0", servers=False),
                                               **trainer_invariants("", _PE_COUNT)}),

@@ -79,6 +79,11 @@ def pe_invariants(prefix="", servers=True):
         & (at(s, "level_end") <= at(s, "next_node"))
         & (at(s, "next_node") <= _max_nodes(s, prefix))
         & (~in_states(at(s, "fsm_state"), *review) | (at(s, "node") < at(s, "level_end"))))
+    found[f"node + 1, node + 2, level_end + 1 and node + 1 == level_end kept beside them{where}"] = (
+        lambda s: (at(s, "node_next") == at(s, "node") + 1)
+        & (at(s, "node_after") == at(s, "node") + 2)
+        & (at(s, "level_end_next") == at(s, "level_end") + 1)
+        & (at(s, "next_is_end") == (at(s, "node") + 1 == at(s, "level_end"))))
     found[f"nodes_full is next_node + 2 > max_nodes{where}"] = (
         lambda s: at(s, "nodes_full") == (at(s, "next_node") + 2 > _max_nodes(s, prefix)))
     found[f"a refused start is seen only in the state after the start, or Idle{where}"] = (
