@@ -219,8 +219,11 @@ class GiniScanner(wiring.Component):
             scoring.threshold.eq(boundary.threshold),
             scoring.rows_left.eq(boundary.rows_left), scoring.left_counts.eq(boundary.left_counts),
         ]
+        # Stage 2 leaves a slot without a boundary the numerator 0 (a synchronous reset
+        # of the register), so it beats no best and stage 4's decision needs no ``found``.
         scored = Signal(candidate)                  # found: a boundary is present
-        m.d.sync += [scored.eq(scoring), scored.numerator.eq(carry_save_sum(m, partial_scores))]
+        m.d.sync += [scored.eq(scoring),
+                     scored.numerator.eq(Mux(scoring.found, carry_save_sum(m, partial_scores), 0))]
         best = Signal(candidate)
         m.d.comb += self.splits.payload.eq(self._choose_best(m, scored, best))
 
@@ -298,8 +301,10 @@ class GiniScanner(wiring.Component):
         products by carry-save adders and one carry chain (``carry_save_sum``), so no
         product is formed whole and the decision stays one cycle behind the products: a
         speculative compare, two more wide multipliers, no extra cycle. Until a boundary is
-        found, ``best`` holds the fraction 0 / 1, which every boundary beats. Returns the
-        split to offer.
+        found, ``best`` holds the fraction 0 / 1, which every boundary beats; a slot without
+        a boundary comes with the numerator 0 (stage 2), which beats nothing, so the
+        decision (four inputs with the waiting state's load of ``best``: one LUT before
+        the enables) does not wait for ``found``. Returns the split to offer.
         """
         held = Signal.like(scored)                  # stage 3's boundary (found: present)
 
@@ -327,8 +332,7 @@ class GiniScanner(wiring.Component):
         # offered from there in that cycle.
         replaced = Signal()                         # stage 4 replaced best in the last cycle
         take = Signal()
-        m.d.comb += take.eq(held.found & Mux(replaced, beats(over_pair, under_pair),
-                                             beats(over_best, under_best)))
+        m.d.comb += take.eq(Mux(replaced, beats(over_pair, under_pair), beats(over_best, under_best)))
         decided = Signal.like(held)                 # the boundary stage 4 decided last cycle
         m.d.sync += [replaced.eq(take), decided.eq(held)]
         with m.If(take):

@@ -242,6 +242,13 @@ class Controller:
             self.set_node(Const(0, len(s.node)), level_end=Const(1, len(s.level_end)))
             m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.jobs_queued.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
+            m.next = "Root written"
+
+        with self.state("Root written"):
+            # The root's record and review bits reach their memories at the end of this
+            # cycle (the write registers); its bits are read now (the review memory is
+            # transparent), its record in "Read a node".
+            self.review_ahead(0)
             m.next = "Read a node"
 
     def _fill_lists_state(self):

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, ResetInserter, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.data import StructLayout
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -222,7 +223,14 @@ class ProcessingElement(wiring.Component):
             s.lanes.append(lane)
 
         m.submodules.node_memory = node_memory = Memory(shape=g.record_layout, depth=g.max_nodes, init=[])
-        s.node_write = node_memory.write_port()
+        # The controller's writes (the root, a decision, the children) are selected by its
+        # state in their cycle; they reach the node and review memories a cycle later, from
+        # registers, so the memories' write ports see no state decode (``docs/timing.md``).
+        node_port = node_memory.write_port()
+        s.node_write = Signal(StructLayout({"addr": len(node_port.addr), "en": 1,
+                                            "data": g.record_layout}))
+        m.d.sync += [node_port.addr.eq(s.node_write.addr), node_port.en.eq(s.node_write.en),
+                     node_port.data.eq(s.node_write.data)]
         s.node_read = node_memory.read_port()
         # The review bits of every node, written at the node memory's addresses. They are
         # read two cycles ahead of their review into a register (``review_bits``), so the
@@ -230,14 +238,16 @@ class ProcessingElement(wiring.Component):
         # which node's bits to read (``review_address``).
         m.submodules.review_memory = review_memory = Memory(shape=g.review_layout, depth=g.max_nodes,
                                                             init=[])
-        # (transparent for the root, written in the cycle its bits are read)
+        # (transparent: a node's bits can be read in the cycle they are written, the root's)
         review_write = review_memory.write_port()
         review_read = review_memory.read_port(transparent_for=(review_write,))
         s.review_data = Signal(g.review_layout)
         s.review_address = Signal.like(review_read.addr)
         s.review_bits = Signal(g.review_layout)
-        m.d.comb += [review_write.addr.eq(s.node_write.addr), review_write.en.eq(s.node_write.en),
-                     review_write.data.eq(s.review_data), review_read.addr.eq(s.review_address)]
+        review_staged = Signal(g.review_layout)
+        m.d.sync += review_staged.eq(s.review_data)
+        m.d.comb += [review_write.addr.eq(node_port.addr), review_write.en.eq(node_port.en),
+                     review_write.data.eq(review_staged), review_read.addr.eq(s.review_address)]
         m.d.sync += s.review_bits.eq(review_read.data)
         m.submodules.job_memory = job_memory = Memory(shape=g.job_layout, depth=g.job_depth, init=[])
         s.job_write = job_memory.write_port()
