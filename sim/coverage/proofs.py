@@ -142,8 +142,8 @@ LEMMAS = {
 
 #: The proofs ``make coverage`` runs: each removes one bin from the list when it passes.
 PROOFS = [
-    # hw/pe/controller.py: "Read a node" is entered only from "Write the root", which sets
-    # node 0 and level_end 1.
+    # hw/pe/controller.py: "Read a node" is entered only from "Root written", the state after
+    # "Write the root", which sets node 0 and level_end 1.
     NoTransition("processing_element", "fsm_state", "Read a node", "End of the level", _SMALL_PE),
     # A level with partition jobs has split a node: next_node moved past level_end.
     NoTransition("processing_element", "fsm_state", "Read a partition job", "Write the tree", _SMALL_PE,
