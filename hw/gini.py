@@ -206,25 +206,8 @@ class GiniScanner(wiring.Component):
             boundary.rows_left.eq(left_rows), boundary.left_counts.eq(left),
             boundary.left_weight.eq(left_weight), boundary.right_weight.eq(right_weight),
         ]
-        # Stage 1 registers the tile products of A nR and B nL (``tiles``) and the
-        # denominator nL nR; stage 2 adds the tile products.
-        candidate = split_layout(classes, self.code_bits, count_bits, self.row_bits)
-        scoring = Signal(candidate)                 # stage 1's boundary (no numerator)
-        partial_scores = [
-            *tiles(m, "score_left", squares_left, boundary.right_weight),
-            *tiles(m, "score_right", squares_right, boundary.left_weight)]
-        m.d.sync += [
-            scoring.found.eq(boundary.found),
-            scoring.denominator.eq(boundary.left_weight * boundary.right_weight),
-            scoring.threshold.eq(boundary.threshold),
-            scoring.rows_left.eq(boundary.rows_left), scoring.left_counts.eq(boundary.left_counts),
-        ]
-        # Stage 2 leaves a slot without a boundary the numerator 0 (a synchronous reset
-        # of the register), so it beats no best and stage 4's decision needs no ``found``.
-        scored = Signal(candidate)                  # found: a boundary is present
-        m.d.sync += [scored.eq(scoring),
-                     scored.numerator.eq(Mux(scoring.found, carry_save_sum(m, partial_scores), 0))]
-        best = Signal(candidate)
+        scoring, scored = self._score(m, boundary, squares_left, squares_right)
+        best = Signal.like(scored)
         m.d.comb += self.splits.payload.eq(self._choose_best(m, scored, best))
 
         with m.FSM(init="Wait for a segment"):
@@ -288,6 +271,30 @@ class GiniScanner(wiring.Component):
                 with m.If(self.splits.ready):
                     m.next = "Wait for a segment"
         return m
+
+    def _score(self, m, boundary, squares_left, squares_right):
+        """Stages 1 and 2: the score of ``boundary`` (registered with the counts before its
+        entry) from ``A`` and ``B``, which have caught up with it. Stage 1 registers the
+        tile products of ``A nR`` and ``B nL`` (``tiles``) and the denominator ``nL nR``;
+        stage 2 adds the tile products. Stage 2 leaves a slot without a boundary the
+        numerator 0 (a synchronous reset of the register), so it beats no best and stage
+        4's decision needs no ``found``. Returns stage 1's boundary (no numerator) and
+        stage 2's (``found``: a boundary is present)."""
+        candidate = split_layout(self.classes, self.code_bits, self.count_bits, self.row_bits)
+        scoring = Signal(candidate)
+        partial_scores = [
+            *tiles(m, "score_left", squares_left, boundary.right_weight),
+            *tiles(m, "score_right", squares_right, boundary.left_weight)]
+        m.d.sync += [
+            scoring.found.eq(boundary.found),
+            scoring.denominator.eq(boundary.left_weight * boundary.right_weight),
+            scoring.threshold.eq(boundary.threshold),
+            scoring.rows_left.eq(boundary.rows_left), scoring.left_counts.eq(boundary.left_counts),
+        ]
+        scored = Signal(candidate)
+        m.d.sync += [scored.eq(scoring),
+                     scored.numerator.eq(Mux(scoring.found, carry_save_sum(m, partial_scores), 0))]
+        return scoring, scored
 
     def _choose_best(self, m, scored, best):
         """Stages 3 and 4: a scored boundary replaces ``best`` when it is strictly better.
