@@ -421,17 +421,25 @@ class ProcessingElement(wiring.Component):
         m.d.sync += [s.nonconstant_total.eq(sum(lane.nonconstant for lane in lanes)),
                      s.any_nonconstant.eq(Cat(lane.nonconstant != 0 for lane in lanes).any())]
 
-        # Go-left bits from one lane to every lane's partition unit.
+        # Go-left bits from one lane to every lane's partition unit, through a register: the
+        # compare and the select over lanes in one cycle, the wires to every lane's go-left
+        # memory in the next. The register moves when it is empty or every lane takes it.
         source = Signal(decision_layout(g.row_bits))
         source_valid = Signal()
         m.d.comb += [source_valid.eq(Cat(lane.decisions_out.valid for lane in lanes).any())]
         for lane in lanes:
             with m.If(lane.decisions_out.valid):
                 m.d.comb += source.eq(lane.decisions_out.p)
+        s.broadcast = Signal(decision_layout(g.row_bits))
+        s.broadcast_valid = Signal()
         all_take = Cat(lane.decisions_in.ready for lane in lanes).all()
+        moves = ~s.broadcast_valid | all_take
+        with m.If(moves):
+            m.d.sync += [s.broadcast.eq(source), s.broadcast_valid.eq(source_valid)]
         for lane in lanes:
-            m.d.comb += [lane.decisions_in.valid.eq(source_valid), lane.decisions_in.p.eq(source),
-                         lane.decisions_out.ready.eq(all_take)]
+            m.d.comb += [lane.decisions_in.valid.eq(s.broadcast_valid),
+                         lane.decisions_in.p.eq(s.broadcast),
+                         lane.decisions_out.ready.eq(moves)]
 
         m.submodules.combiner = s.combiner = combiner = LaneCombiner(
             result_shape=lanes[0].results.p.shape(), lanes=g.feature_lanes, lane_bits=g.lane_bits,
