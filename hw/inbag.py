@@ -192,10 +192,6 @@ class InBagBuilder(wiring.Component):
         # 0 at power-up: the tags must be cleared. Not reset: the memory keeps its tags too.
         generation = Signal(GENERATION_BITS, reset_less=True)
 
-        def this_tree(tagged_weight):
-            """The weight ``tagged_weight`` if this tree wrote it, else 0."""
-            return Mux(tagged_weight.generation == generation, tagged_weight.weight, 0)
-
         index = Signal(self.row_bits + 1)                           # rows cleared
         draws_counted = Signal(self.weight_bits + 1)
         # draws_counted < n_samples and draws_counted + 1 < n_samples, as registers: a
@@ -207,14 +203,14 @@ class InBagBuilder(wiring.Component):
         # The bootstrap's read-modify-write pipeline: a drawn row's weight is read (pending),
         # registered as read (fetched), then written back plus one. The read port is
         # transparent, so the read sees the write of its own cycle; the write of the cycle
-        # after it (the row drawn just before) is forwarded from ``written_weight`` when
+        # after it (the row drawn just before) is forwarded from ``written_next`` when
         # ``forward`` says it is the same row.
         pending = Signal()                                          # a draw read last cycle
         pending_row = Signal(self.row_bits)
         fetched = Signal()
         fetched_row = Signal(self.row_bits)
         fetched_weight = Signal(tagged)
-        written_weight = Signal(self.weight_bits)                   # the weight written last cycle
+        written_next = Signal(self.weight_bits)                     # the weight written last cycle + 1
         forward = Signal()
         emitted = [Signal(self.row_bits + 1, name=f"emitted{lane}") for lane in range(self.lanes)]
         m.d.sync += [pending.eq(0), fetched.eq(0)]
@@ -259,12 +255,18 @@ class InBagBuilder(wiring.Component):
                                  fetched_weight.eq(weight_read.data),
                                  forward.eq(fetched & (fetched_row == pending_row))]
                 with m.If(fetched):
-                    weight = Mux(forward, written_weight, this_tree(fetched_weight))
+                    # The weight written: the tag test and the increment side by side, then
+                    # one select (no carry chain after the tag test).
+                    mine = fetched_weight.generation == generation
+                    plus = Signal(self.weight_bits, name="fetched_plus")
+                    new = Signal(self.weight_bits, name="new_weight")
+                    m.d.comb += [plus.eq(fetched_weight.weight + 1),
+                                 new.eq(Mux(forward, written_next, Mux(mine, plus, 1)))]
                     m.d.comb += [weight_write.addr.eq(fetched_row),
                                  weight_write.data.generation.eq(generation),
-                                 weight_write.data.weight.eq(weight + 1), weight_write.en.eq(1)]
-                    m.d.sync += written_weight.eq(weight + 1)
-                    with m.If(weight == 0):
+                                 weight_write.data.weight.eq(new), weight_write.en.eq(1)]
+                    m.d.sync += written_next.eq(new + 1)
+                    with m.If(~forward & (~mine | (fetched_weight.weight == 0))):   # a new row
                         m.d.sync += self.inbag_rows.eq(self.inbag_rows + 1)
                 with m.If((draws_counted == n_samples) & ~pending & ~fetched):
                     m.d.sync += [phase.eq(_Phase.FILTER_LISTS), serving.eq(1)]

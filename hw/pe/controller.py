@@ -159,8 +159,10 @@ class Controller:
             m.next = "Review the node"
 
     def next_level(self):
-        """The level's partition is done: the next level (its first record is read
-        now), or the tree is written if the level made no children."""
+        """The level's partition is done: the next level, or the tree is written if the
+        level made no children. Its first record is read now: both states that come here
+        read ``level_end`` whatever they decide (in vain before the tree is written), so
+        the node memory's address waits for no compare."""
         m, s = self.m, self.s
         m.d.sync += s.jobs_queued.eq(0)
         self.set_node(s.level_end, level_end=s.next_node)
@@ -169,7 +171,6 @@ class Controller:
                          *s.write_out.clear()]
             m.next = "Write the tree"
         with m.Else():
-            m.d.comb += s.node_read.addr.eq(s.level_end)
             m.next = "Review the node"
 
     # ------------------------------------------------------------------ the fill
@@ -486,6 +487,7 @@ class Controller:
         lane_bits = g.lane_bits
         with self.state("End of the level"):
             self.review_ahead(s.level_end_next)
+            m.d.comb += s.node_read.addr.eq(s.level_end)      # (for next_level)
             m.d.sync += s.job_index.eq(0)
             with m.If(s.jobs_queued == 0):
                 self.next_level()
