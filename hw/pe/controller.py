@@ -51,7 +51,23 @@ class Controller:
         # other states' decodes was shared with their cones and reached the in-bag
         # builder's reset through eight LUT levels).
         self.m.d.comb += self.pe.busy.eq(~fsm.ongoing("Idle"))
+        self._node_read_address(fsm)
         return fsm
+
+    def _node_read_address(self, fsm):
+        """The node memory's read address, one select of three registers by the state
+        alone: ``node`` where a level's node is read ahead of its review (``Read a node``;
+        at a level's end ``node`` is ``level_end``, the next level's first node, read for
+        ``next_level``), ``write_index`` while the tree is written, ``node_next`` in every
+        other state (the next node, reviewed after ``Review the node`` or a decision). No
+        state's condition reaches it (each state read its own address under its own
+        conditions, and the state's decode with them took six LUT levels to the block
+        RAM: the system's path, 93.4 MHz)."""
+        m, s = self.m, self.s
+        reading_node = (fsm.ongoing("Read a node") | fsm.ongoing("End of the level") |
+                        fsm.ongoing("Read a partition job"))
+        m.d.comb += s.node_read.addr.eq(Mux(fsm.ongoing("Write the tree"), s.write_index,
+                                            Mux(reading_node, s.node, s.node_next)))
 
     # ------------------------------------------------------------------ helpers
     @contextmanager
@@ -152,7 +168,6 @@ class Controller:
         m, s = self.m, self.s
         self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
         self.set_node("next")
-        m.d.comb += s.node_read.addr.eq(s.node_next)      # (read in vain at the level's end)
         with m.If(s.next_is_end):
             m.next = "End of the level"
         with m.Else():
@@ -161,8 +176,8 @@ class Controller:
     def next_level(self):
         """The level's partition is done: the next level, or the tree is written if the
         level made no children. Its first record is read now: both states that come here
-        read ``level_end`` whatever they decide (in vain before the tree is written), so
-        the node memory's address waits for no compare."""
+        read ``node``, which is ``level_end``, whatever they decide (in vain before the
+        tree is written), so the node memory's address waits for no compare."""
         m, s = self.m, self.s
         m.d.sync += s.jobs_queued.eq(0)
         self.set_node(s.level_end, level_end=s.next_node)
@@ -314,7 +329,6 @@ class Controller:
         m, s, pe = self.m, self.s, self.pe
         config, combiner = s.config, s.combiner
         with self.state("Read a node"):
-            m.d.comb += s.node_read.addr.eq(s.node)
             self.review_ahead(s.node_next)
             with m.If(s.node == s.level_end):
                 m.next = "End of the level"
@@ -325,7 +339,6 @@ class Controller:
             # The next node's record is read whatever this one turns out to be (its
             # address never waits for this record's read).
             record = s.node_read.data
-            m.d.comb += s.node_read.addr.eq(s.node_next)
             # The combiner is cleared whatever the node turns out to be (nothing reads it
             # before this node's decision; a leaf's clear is harmless), so the review
             # memory's read reaches none of its registers' resets.
@@ -487,7 +500,6 @@ class Controller:
         lane_bits = g.lane_bits
         with self.state("End of the level"):
             self.review_ahead(s.level_end_next)
-            m.d.comb += s.node_read.addr.eq(s.level_end)      # (for next_level)
             m.d.sync += s.job_index.eq(0)
             with m.If(s.jobs_queued == 0):
                 self.next_level()
@@ -496,9 +508,9 @@ class Controller:
 
         with self.state("Read a partition job"):
             self.review_ahead(Mux(s.lanes_draining, s.level_end, s.level_end_next))
-            # The next level's first record is read whether or not the lanes have drained
-            # (only the transition waits for them, not the address).
-            m.d.comb += [s.job_read.addr.eq(s.job_index), s.node_read.addr.eq(s.level_end)]
+            # The next level's first record (``node``) is read whether or not the lanes
+            # have drained (only the transition waits for them, not the address).
+            m.d.comb += s.job_read.addr.eq(s.job_index)
             with m.If(s.job_index == s.jobs_queued):
                 with m.If(~s.lanes_draining):     # the next level reads the lists
                     self.next_level()
@@ -545,8 +557,7 @@ class Controller:
             held_moves = out.feed(m, s.write_held, s.formatted, pe.nodes.ready & ~writing)
             staged_moves = s.write_staged & (~s.write_held | held_moves)
             advance = ~s.write_staged | staged_moves
-            m.d.comb += [s.node_read.addr.eq(s.write_index),
-                         s.node_read.en.eq(advance & (s.write_index < s.next_node)),
+            m.d.comb += [s.node_read.en.eq(advance & (s.write_index < s.next_node)),
                          pe.nodes.valid.eq(out.valid & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
