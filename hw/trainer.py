@@ -39,6 +39,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.banked import READ_LATENCY as BANKED_READ_LATENCY, BankedMemory
 from hw.checks import bits, check_integer, refuse_construction
 from hw.dispatch import dispatch_candidate, dispatch_pulses
 from hw.lane import lane_slots
@@ -221,10 +222,13 @@ class ForestTrainer(wiring.Component):
             code_reads.append(codes.read_port())
             for ports in code_lookups:
                 ports.append(codes.read_port())
-            memory = Memory(shape=entry, depth=depth, init=[])
+            # Banked (every bank's word registered, then the addressed bank's selected): the
+            # one-cycle read ended in a multiplexer over block RAMs across the chip before
+            # the rotor's broadcast register (the system's path, 94.0 MHz).
+            memory = BankedMemory(shape=entry, depth=depth)
             m.submodules[f"presorted{lane}"] = memory
-            presorted_writes.append(memory.write_port())
-            presorted_reads.append(memory.read_port())
+            presorted_writes.append(memory)
+            presorted_reads.append(memory)
         m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
         label_write = labels.write_port()
         label_reads = [labels.read_port() for _ in range(lanes)]        # one per sorter
@@ -358,7 +362,7 @@ class ForestTrainer(wiring.Component):
         m.submodules.rotor = rotor = ListRotor(
             pes=len(pes), slots=s.slots, max_rows=self.max_rows, row_bits=self.row_bits,
             request_layout=prototype.list_requests.p.shape(), word_layout=prototype.presorted.p.shape(),
-            address_bits=len(presorted_reads[0].addr))
+            address_bits=len(presorted_reads[0].read_addr), read_latency=BANKED_READ_LATENCY)
         for index, pe in enumerate(pes):
             wiring.connect(m, pe.list_requests, rotor.requests[index])
             wiring.connect(m, rotor.words[index], pe.presorted)
@@ -366,7 +370,7 @@ class ForestTrainer(wiring.Component):
         m.d.comb += [rotor.n_rows.eq(s.n_rows), rotor.slots_used.eq(s.lane_features[0]),
                      rotor.clear.eq(s.clearing)]
         for port, address, read in zip(presorted_reads, rotor.read_addresses, rotor.read_data):
-            m.d.comb += [port.addr.eq(address), read.eq(port.data)]
+            m.d.comb += [port.read_addr.eq(address), read.eq(port.read_data)]
 
     def _code_lookups(self, m, s):
         """The PEs' code look-ups (their sparse fill)."""
@@ -507,9 +511,10 @@ class ForestTrainer(wiring.Component):
                     with m.Else():
                         m.d.sync += out_position[lane].eq(out_position[lane] + 1)
                 write = presorted_writes[lane]
-                m.d.comb += [write.addr.eq(pending_address[lane]), write.en.eq(pending[lane]),
-                             write.data.row.eq(pending_row[lane]), write.data.code.eq(pending_code[lane]),
-                             write.data.label.eq(label_reads[lane].data)]
+                m.d.comb += [write.write_addr.eq(pending_address[lane]), write.write_en.eq(pending[lane]),
+                             write.write_data.row.eq(pending_row[lane]),
+                             write.write_data.code.eq(pending_code[lane]),
+                             write.write_data.label.eq(label_reads[lane].data)]
             sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
                              for lane in range(lanes)).all()
             with m.If(sorted_all):
