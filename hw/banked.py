@@ -9,7 +9,7 @@ the addressed bank is selected from those registers (combinational, for the read
 register). One write port writes one word per cycle.
 """
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -31,6 +31,10 @@ class BankedMemory(wiring.Component):
         A write of ``write_data`` at ``write_addr`` when ``write_en`` (at the clock edge).
     read_addr : In(bits(depth - 1))
         The word read; its data is on ``read_data`` ``READ_LATENCY`` cycles later.
+    read_en : In(1, init=1)
+        The read moves on (both its stages, together) only in cycles it is high: the word
+        read in a cycle with it is on ``read_data`` after the second such cycle, and held
+        until the next (a two-stage pipeline that stalls as one).
     read_data : Out(shape)
     """
 
@@ -46,7 +50,7 @@ class BankedMemory(wiring.Component):
         address_bits = bits(depth - 1)
         super().__init__({
             "write_addr": In(address_bits), "write_data": In(shape), "write_en": In(1),
-            "read_addr": In(address_bits), "read_data": Out(shape),
+            "read_addr": In(address_bits), "read_en": In(1, init=1), "read_data": Out(shape),
         })
 
     def elaborate(self, platform):
@@ -65,11 +69,13 @@ class BankedMemory(wiring.Component):
             m.d.comb += [write.addr.eq(self.write_addr[:bank_bits] if bank_bits else 0),
                          write.data.eq(self.write_data), write.en.eq(self.write_en & in_bank),
                          read.addr.eq(self.read_addr[:bank_bits] if bank_bits else 0),
-                         read.en.eq(1)]
+                         read.en.eq(self.read_en)]
             output = Signal(self.shape, name=f"bank_{index}_word")
-            m.d.sync += output.eq(read.data)
-            outputs.append(output.as_value())
+            with m.If(self.read_en):
+                m.d.sync += output.eq(read.data)
+            outputs.append(Value.cast(output))
         if self.banks > 1:
-            m.d.sync += [selected.eq(self.read_addr >> bank_bits), held.eq(selected)]
+            with m.If(self.read_en):
+                m.d.sync += [selected.eq(self.read_addr >> bank_bits), held.eq(selected)]
         m.d.comb += self.read_data.eq(Array(outputs)[held])
         return m

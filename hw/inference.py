@@ -356,6 +356,9 @@ class InferenceEngine(wiring.Component):
         load_overflow = Signal()                      # more features than feature_capacity
         m.d.comb += self.bad_config.eq((self.n_trees == 0) | (self.n_trees > g.max_trees))
         m.d.comb += self.rows.ready.eq(~Array(rows.busy)[load_buffer])
+        # The cycle a row's last feature is taken, and its buffer (for the seam's last-tree flag).
+        rows.loaded, rows.load_buffer = Signal(), load_buffer
+        m.d.comb += rows.loaded.eq(self.rows.valid & self.rows.ready & self.rows.p.last)
         with m.If(self.rows.valid & self.rows.ready):
             room = load_count < g.feature_capacity
             m.d.comb += [rows.code_write.addr.eq(Cat(load_count[:g.feature_bits], load_buffer)),
@@ -449,17 +452,28 @@ class InferenceEngine(wiring.Component):
         return read_stage, leaving, leaving_continues
 
     def _issue(self, m, rows, read_stage, leaving, leaving_continues):
-        """The seam: recirculate an unfinished context, else issue a new (row, tree) pair."""
+        """The seam: recirculate an unfinished context, else issue a new (row, tree) pair.
+
+        Whether the next pair is the buffer's last (``issue_last``) comes from a register,
+        kept for the issue buffer's state in the next cycle from values known now, so the
+        switch to the other buffer is one gate after the recirculation's register (the
+        count's add and compare after it were the system's path, 95.3 MHz)."""
         g = self.geometry
         issue_buffer = Signal()
         issue_count = Signal(g.n_trees_bits)
         issue_base = Signal(g.address_bits)
+        issue_last = Signal()
         recirculate = leaving_continues
         pending = Array(rows.busy)[issue_buffer] & ~Array(rows.issued)[issue_buffer]
         issue_trees = Array(rows.trees)[issue_buffer]
+        empty = issue_trees == 0
+        issue = Signal()
+        switch = Signal()
+        m.d.comb += [issue.eq(~recirculate & pending & ~empty),
+                     switch.eq(pending & (empty | (~recirculate & issue_last)))]
         with m.If(recirculate):
             m.d.sync += read_stage[0].eq(leaving)
-        with m.Elif(pending & (issue_trees != 0)):
+        with m.Elif(issue):
             m.d.sync += [read_stage[0].eq(0), read_stage[0].valid.eq(1),
                          read_stage[0].buffer.eq(issue_buffer), read_stage[0].base.eq(issue_base),
                          read_stage[0].address.eq(issue_base),
@@ -467,11 +481,22 @@ class InferenceEngine(wiring.Component):
                          issue_base.eq(issue_base + g.max_nodes_per_tree)]
         with m.Else():
             m.d.sync += read_stage[0].valid.eq(0)
-        with m.If(pending & ((issue_trees == 0) | (~recirculate & (issue_count + 1 == issue_trees)))):
+        with m.If(switch):
             m.d.sync += [issue_count.eq(0), issue_base.eq(0), issue_buffer.eq(~issue_buffer)]
             for b in range(ROW_BUFFERS):
                 with m.If(issue_buffer == b):
                     m.d.sync += rows.issued[b].eq(1)
+        # The last-tree flag for the next cycle. A buffer being loaded is never pending and
+        # its count is 0, so its flag is whether the forest has one tree (a refused row has
+        # no trees and switches as empty whatever the flag); a buffer switched to, already
+        # loaded, keeps its trees; an issue moves the count on by one.
+        other_trees = Array(rows.trees)[~issue_buffer]
+        with m.If(rows.loaded & (rows.load_buffer == (issue_buffer ^ switch))):
+            m.d.sync += issue_last.eq(self.n_trees == 1)
+        with m.Elif(switch):
+            m.d.sync += issue_last.eq(other_trees == 1)
+        with m.Elif(issue):
+            m.d.sync += issue_last.eq(issue_count + 2 == issue_trees)
 
     def _retire(self, m, rows, leaving, counts_read):
         """Retiring a finished context: register, read the leaf's class counts, register

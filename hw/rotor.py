@@ -34,9 +34,10 @@ __all__ = ["ListRotor", "GROUP", "CREDITS"]
 
 #: PEs served by one copy of the broadcast register.
 GROUP = 8
-#: Words a PE's FIFO holds: a word's credit comes back four cycles after it was read when
-#: the PE takes it at once (read, broadcast register, FIFO, taken), so four keep one word
-#: per cycle flowing.
+#: Words a PE's FIFO holds with a bank read in one cycle: a word's credit comes back four
+#: cycles after it was read when the PE takes it at once (read, broadcast register, FIFO,
+#: taken), so four keep one word per cycle flowing; each further cycle of the bank's read
+#: latency adds one.
 CREDITS = 4
 
 
@@ -59,11 +60,18 @@ class ListRotor(wiring.Component):
         The bank's read port of each lane (``slot * max_rows + position``), all one
         address; the ports read every cycle.
     read_data : In(entry layout).array(lanes)
-        The entry each lane's port read in the cycle before.
+        The entry each lane's port read ``read_latency`` cycles before (1: a block RAM's
+        port; 2: :class:`hw.banked.BankedMemory`, every bank's word registered before the
+        bank's is selected).
     """
 
-    def __init__(self, *, pes, slots, max_rows, row_bits, request_layout, word_layout, address_bits):
+    def __init__(self, *, pes, slots, max_rows, row_bits, request_layout, word_layout, address_bits,
+                 read_latency=1):
+        if read_latency < 1:
+            raise ValueError(f"read_latency must be at least 1, not {read_latency}")
         self._pes, self._slots, self._max_rows = pes, slots, max_rows
+        self._read_latency = read_latency
+        self._credits = CREDITS + read_latency - 1
         self._word = word_layout
         lanes = word_layout["entries"].shape.length
         super().__init__({
@@ -94,7 +102,8 @@ class ListRotor(wiring.Component):
         # (its bootstrap comes first), so a late drop never meets its next tree's request.
         self._busy = busy = Signal(pes, name="busy")
         m.d.sync += busy.eq(self.pe_busy)
-        credits = [Signal(range(CREDITS + 1), init=CREDITS, name=f"credits{index}") for index in range(pes)]
+        credits = [Signal(range(self._credits + 1), init=self._credits, name=f"credits{index}")
+                   for index in range(pes)]
         # The lowest waiting PE's slot, registered (the jump follows a request a cycle late).
         jump_wanted, jump_slot = Signal(name="jump_wanted"), Signal(range(slots), name="jump_slot")
         # The bank address of the rotor's next word and of the jump's, each held in a
@@ -179,6 +188,15 @@ class ListRotor(wiring.Component):
         # word with its FIFO a cycle later)
         m.d.sync += [read_valid.eq(takers.any()), read_takers.eq(takers),
                      read_last.eq(last)]
+        # A bank read over more cycles: the takers wait as long, a stopped PE dropped at
+        # each cycle (as at the broadcast register), so no word reaches its next tree.
+        for stage in range(1, self._read_latency):
+            valid, takers_late, last_late = (Signal(name=f"read{stage}_valid"),
+                                             Signal(pes, name=f"read{stage}_takers"),
+                                             Signal(name=f"read{stage}_last"))
+            m.d.sync += [valid.eq(read_valid), takers_late.eq(Mux(self.clear, 0, read_takers & busy)),
+                         last_late.eq(read_last)]
+            read_valid, read_takers, read_last = valid, takers_late, last_late
         word = Signal(self._word)
         m.d.comb += [word.entries[lane].eq(data) for lane, data in enumerate(self.read_data)]
         m.d.comb += word.last.eq(read_last)
@@ -188,7 +206,7 @@ class ListRotor(wiring.Component):
             held_takers = Signal(pes, name=f"broadcast{group // GROUP}_takers")
             m.d.sync += [held.eq(word), held_takers.eq(Mux(read_valid, read_takers, 0))]
             for index in members:
-                fifo = SyncFIFO(width=len(word.as_value()), depth=CREDITS)
+                fifo = SyncFIFO(width=len(word.as_value()), depth=self._credits)
                 m.submodules[f"fifo{index}"] = ResetInserter(self.clear | ~busy[index])(fifo)
                 out = self.words[index]
                 pop = fifo.r_rdy & out.ready
@@ -196,4 +214,4 @@ class ListRotor(wiring.Component):
                              out.valid.eq(fifo.r_rdy), out.p.eq(fifo.r_data), fifo.r_en.eq(out.ready)]
                 m.d.sync += credits[index].eq(credits[index] - takers[index] + pop)
                 with m.If(self.clear | ~busy[index]):     # (its FIFO is reset too)
-                    m.d.sync += [credits[index].eq(CREDITS), held_takers[index].eq(0)]
+                    m.d.sync += [credits[index].eq(self._credits), held_takers[index].eq(0)]

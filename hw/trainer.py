@@ -39,7 +39,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.banked import READ_LATENCY as BANKED_READ_LATENCY, BankedMemory
 from hw.checks import bits, check_integer, refuse_construction
+from hw.code_lookups import code_lookups
 from hw.dispatch import dispatch_candidate, dispatch_pulses
 from hw.lane import lane_slots
 from hw.pe import ProcessingElement
@@ -176,7 +178,7 @@ class ForestTrainer(wiring.Component):
         self._dataset_stream(m, s)
         self._presort_signals(m, s)
         self._list_rotor(m, s)
-        self._code_lookups(m, s)
+        code_lookups(m, s, self.max_rows)
         self._dispatcher(m, s)
         return m
 
@@ -212,19 +214,31 @@ class ForestTrainer(wiring.Component):
         code_writes, code_reads = [], []
         presorted_writes = []
         presorted_reads = []            # one port per lane: the list rotor serves every PE
-        # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports.
+        # Each PE looks up codes for its sparse (thesis-mode) fill: own read ports. Every
+        # read port is a copy of the lane's code bank (as a memory of several read ports
+        # is built), banked: a one-cycle read ended in a multiplexer over block RAMs before
+        # the presort's feed register (the system's path, 91.5 MHz).
         code_lookups = [[] for _ in pes]
         for lane, depth in enumerate(lane_depths):
-            codes = Memory(shape=code_bits, depth=depth, init=[])
-            m.submodules[f"codes{lane}"] = codes
-            code_writes.append(codes.write_port())
-            code_reads.append(codes.read_port())
-            for ports in code_lookups:
-                ports.append(codes.read_port())
-            memory = Memory(shape=entry, depth=depth, init=[])
+            copies = [BankedMemory(shape=code_bits, depth=depth) for _ in range(1 + len(pes))]
+            write = SimpleNamespace(addr=Signal.like(copies[0].write_addr, name=f"codes{lane}_addr"),
+                                    data=Signal(code_bits, name=f"codes{lane}_data"),
+                                    en=Signal(name=f"codes{lane}_en"))
+            for index, copy in enumerate(copies):
+                m.submodules[f"codes{lane}_{index}"] = copy
+                m.d.comb += [copy.write_addr.eq(write.addr), copy.write_data.eq(write.data),
+                             copy.write_en.eq(write.en)]
+            code_writes.append(write)
+            code_reads.append(copies[0])
+            for ports, copy in zip(code_lookups, copies[1:]):
+                ports.append(copy)
+            # Banked (every bank's word registered, then the addressed bank's selected): the
+            # one-cycle read ended in a multiplexer over block RAMs across the chip before
+            # the rotor's broadcast register (the system's path, 94.0 MHz).
+            memory = BankedMemory(shape=entry, depth=depth)
             m.submodules[f"presorted{lane}"] = memory
-            presorted_writes.append(memory.write_port())
-            presorted_reads.append(memory.read_port())
+            presorted_writes.append(memory)
+            presorted_reads.append(memory)
         m.submodules.labels = labels = Memory(shape=label_bits, depth=max_rows, init=[])
         label_write = labels.write_port()
         label_reads = [labels.read_port() for _ in range(lanes)]        # one per sorter
@@ -329,6 +343,8 @@ class ForestTrainer(wiring.Component):
         feed_row = [Signal(row_bits + 2, name=f"feed{lane}_row") for lane in range(lanes)]
         feed_staged = [Signal(name=f"feed{lane}_staged") for lane in range(lanes)]
         feed_last = [Signal(name=f"feed{lane}_last") for lane in range(lanes)]
+        feed_held = [Signal(name=f"feed{lane}_held") for lane in range(lanes)]
+        feed_held_last = [Signal(name=f"feed{lane}_held_last") for lane in range(lanes)]
         s.feeds = [SkidOutput(sorters[lane].codes.p.shape(), name=f"feed{lane}_out")
                    for lane in range(lanes)]
         out_position = [Signal(row_bits + 2, name=f"out{lane}_position") for lane in range(lanes)]
@@ -346,6 +362,7 @@ class ForestTrainer(wiring.Component):
                                                    (n_features - lane + (lanes - 1)) >> lane_bits, 0))
 
         s.sorters, s.sort_slot, s.feed_row, s.feed_staged = sorters, sort_slot, feed_row, feed_staged
+        s.feed_held, s.feed_held_last = feed_held, feed_held_last
         s.feed_last, s.out_position, s.out_slot, s.pending = feed_last, out_position, out_slot, pending
         s.pending_row, s.pending_code, s.pending_address = pending_row, pending_code, pending_address
         s.lane_features = lane_features
@@ -358,7 +375,7 @@ class ForestTrainer(wiring.Component):
         m.submodules.rotor = rotor = ListRotor(
             pes=len(pes), slots=s.slots, max_rows=self.max_rows, row_bits=self.row_bits,
             request_layout=prototype.list_requests.p.shape(), word_layout=prototype.presorted.p.shape(),
-            address_bits=len(presorted_reads[0].addr))
+            address_bits=len(presorted_reads[0].read_addr), read_latency=BANKED_READ_LATENCY)
         for index, pe in enumerate(pes):
             wiring.connect(m, pe.list_requests, rotor.requests[index])
             wiring.connect(m, rotor.words[index], pe.presorted)
@@ -366,44 +383,7 @@ class ForestTrainer(wiring.Component):
         m.d.comb += [rotor.n_rows.eq(s.n_rows), rotor.slots_used.eq(s.lane_features[0]),
                      rotor.clear.eq(s.clearing)]
         for port, address, read in zip(presorted_reads, rotor.read_addresses, rotor.read_data):
-            m.d.comb += [port.addr.eq(address), read.eq(port.data)]
-
-    def _code_lookups(self, m, s):
-        """The PEs' code look-ups (their sparse fill)."""
-        max_rows = self.max_rows
-        pes, lanes, lane_bits, code_lookups = s.pes, s.lanes, s.lane_bits, s.code_lookups
-        label_lookups = s.label_lookups
-        # Per PE two stages: the banks' read (``reading``, every lane's code bank is read),
-        # then the answer registered (``answer``: the requested feature's lane's code and
-        # the label), so a PE sees its answer through no block-RAM output multiplexer. A
-        # stage moves when the next has room; a request is taken when the read stage can
-        # move, so the read ports only move then and an answer holds under stalls.
-        for index, (pe, code_ports, label_port) in enumerate(zip(pes, code_lookups, label_lookups)):
-            reading = Signal(name=f"lookup{index}_reading")
-            reading_lane = Signal(range(lanes), name=f"lookup{index}_lane")
-            answer_valid = Signal(name=f"lookup{index}_valid")
-            answer = Signal(pe.codes.p.shape(), name=f"lookup{index}_answer")
-            answer_moves = ~answer_valid | pe.codes.ready
-            read_moves = ~reading | answer_moves
-            take = pe.code_requests.valid & read_moves
-            request = pe.code_requests.p
-            m.d.comb += [
-                pe.code_requests.ready.eq(read_moves),
-                label_port.addr.eq(request.row), label_port.en.eq(read_moves),
-                pe.codes.valid.eq(answer_valid), pe.codes.p.eq(answer),
-            ]
-            for port in code_ports:
-                m.d.comb += [port.addr.eq((request.feature >> lane_bits) * max_rows + request.row),
-                             port.en.eq(read_moves)]
-            with m.If(read_moves):
-                m.d.sync += [reading.eq(take),
-                             reading_lane.eq(request.feature[:lane_bits] if lane_bits else 0)]
-            with m.If(answer_moves):
-                m.d.sync += [answer_valid.eq(reading),
-                             answer.code.eq(Array(port.data for port in code_ports)[reading_lane]),
-                             answer.label.eq(label_port.data)]
-            with m.If(s.clearing):
-                m.d.sync += [reading.eq(0), answer_valid.eq(0)]
+            m.d.comb += [port.read_addr.eq(address), read.eq(port.read_data)]
 
     def _dispatcher(self, m, s):
         """Tree jobs to the PEs and their trees onto ``nodes``: the forest's FSM."""
@@ -459,7 +439,8 @@ class ForestTrainer(wiring.Component):
                     m.d.sync += [n_rows.eq(self.n_rows), n_features.eq(self.n_features),
                                  n_trees.eq(self.n_trees), cycles.eq(0),
                                  [counter.eq(0) for counter in sort_slot + feed_row + out_position + out_slot],
-                                 [flag.eq(0) for flag in s.feed_staged], [feed.clear() for feed in s.feeds],
+                                 [flag.eq(0) for flag in s.feed_staged + s.feed_held],
+                                 [feed.clear() for feed in s.feeds],
                                  next_tree.eq(0), trees_done.eq(0), assigned.eq(0), has_queued.eq(0),
                                  locked.eq(0), s.last_tree.eq(self.n_trees - 1), s.more_trees.eq(1)]
                     m.next = "Presort"
@@ -477,20 +458,23 @@ class ForestTrainer(wiring.Component):
             m.d.sync += self.sort_cycles.eq(cycles + 1)
             for lane, sorter in enumerate(sorters):
                 # Feed: the codes of the lane's features, slot by slot, one per cycle, read
-                # from the code bank into an output register (the sorter's digit addresses
-                # its counters: no block-RAM output multiplexer in front of that).
+                # from the code bank (its read, ``feed_staged``, and its banks' registers,
+                # ``feed_held``, moving together) into an output register (the sorter's
+                # digit addresses its counters: no block-RAM output multiplexer in front).
                 code_read, feed = code_reads[lane], s.feeds[lane]
                 read = Signal(sorter.codes.p.shape(), name=f"feed{lane}_read")
-                m.d.comb += [read.code.eq(code_read.data), read.last.eq(feed_last[lane])]
-                staged_moves = feed.feed(m, feed_staged[lane], read, sorter.codes.ready)
-                feed_advance = ~feed_staged[lane] | staged_moves
-                m.d.comb += [code_read.addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
-                             code_read.en.eq(feed_advance),
+                m.d.comb += [read.code.eq(code_read.read_data), read.last.eq(s.feed_held_last[lane])]
+                staged_moves = feed.feed(m, s.feed_held[lane], read, sorter.codes.ready)
+                feed_advance = ~s.feed_held[lane] | staged_moves
+                m.d.comb += [code_read.read_addr.eq(sort_slot[lane] * max_rows + feed_row[lane]),
+                             code_read.read_en.eq(feed_advance),
                              sorter.codes.valid.eq(feed.valid), sorter.codes.p.eq(feed.payload)]
                 feeding = (feed_row[lane] < n_rows) & (sort_slot[lane] < lane_features[lane])
                 with m.If(feed_advance):
                     m.d.sync += [feed_staged[lane].eq(feeding),
-                                 feed_last[lane].eq(feed_row[lane] == n_rows - 1)]
+                                 feed_last[lane].eq(feed_row[lane] == n_rows - 1),
+                                 s.feed_held[lane].eq(feed_staged[lane]),
+                                 s.feed_held_last[lane].eq(feed_last[lane])]
                     with m.If(feeding):
                         with m.If(feed_row[lane] == n_rows - 1):
                             m.d.sync += [feed_row[lane].eq(0), sort_slot[lane].eq(sort_slot[lane] + 1)]
@@ -507,9 +491,10 @@ class ForestTrainer(wiring.Component):
                     with m.Else():
                         m.d.sync += out_position[lane].eq(out_position[lane] + 1)
                 write = presorted_writes[lane]
-                m.d.comb += [write.addr.eq(pending_address[lane]), write.en.eq(pending[lane]),
-                             write.data.row.eq(pending_row[lane]), write.data.code.eq(pending_code[lane]),
-                             write.data.label.eq(label_reads[lane].data)]
+                m.d.comb += [write.write_addr.eq(pending_address[lane]), write.write_en.eq(pending[lane]),
+                             write.write_data.row.eq(pending_row[lane]),
+                             write.write_data.code.eq(pending_code[lane]),
+                             write.write_data.label.eq(label_reads[lane].data)]
             sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
                              for lane in range(lanes)).all()
             with m.If(sorted_all):

@@ -52,6 +52,7 @@ class Controller:
         # builder's reset through eight LUT levels).
         self.m.d.comb += self.pe.busy.eq(~fsm.ongoing("Idle"))
         self._node_read_address(fsm)
+        self._review_read_address(fsm)
         return fsm
 
     def _node_read_address(self, fsm):
@@ -68,6 +69,35 @@ class Controller:
                         fsm.ongoing("Read a partition job"))
         m.d.comb += s.node_read.addr.eq(Mux(fsm.ongoing("Write the tree"), s.write_index,
                                             Mux(reading_node, s.node, s.node_next)))
+
+    def _review_read_address(self, fsm):
+        """The review memory's read address, one select by the state alone (no state's
+        condition reaches it; each state read its own under its review's conditions: the
+        system's path, 98.7 MHz). The bits read in a cycle are those of the node reviewed
+        two cycles later (``s.review_bits``): a review of node ``n`` in cycle ``t`` needs
+        ``n`` read in ``t - 2`` and, for the leaf after it, ``n + 1`` in ``t - 1``, so every
+        state that can come two or one cycles before a review reads accordingly:
+
+        - where a node is left for the next (``Review the node``, ``Decide``, ``Write the
+          right child``), the node after the next, or at the level's end the next level's
+          first (``End of the level`` can come between);
+        - a cycle before a review or a decision (``Read a node``, ``Wait for the scans``,
+          ``Write the left child``), the next node;
+        - at a level's end, ``level_end`` or ``level_end + 1`` for the next level's first
+          two nodes, as ``next_level`` can come now or after the partition;
+        - the root's own bits before its review (every other state reads it, in vain)."""
+        m, s = self.m, self.s
+        def ongoing(*names):
+            return Cat(fsm.ongoing(name) for name in names).any()
+        leaving = ongoing("Review the node", "Decide", "Write the right child")
+        ahead = ongoing("Read a node", "Wait for the scans", "Write the left child")
+        m.d.comb += s.review_address.eq(
+            Mux(leaving, Mux(s.next_is_end, s.level_end, s.node_after),
+                Mux(ahead, s.node_next,
+                    Mux(fsm.ongoing("End of the level"), s.level_end_next,
+                        Mux(fsm.ongoing("Read a partition job"),
+                            Mux(s.lanes_draining, s.level_end, s.level_end_next),
+                            Mux(fsm.ongoing("Wait for the partition"), s.level_end, 0))))))
 
     # ------------------------------------------------------------------ helpers
     @contextmanager
@@ -137,13 +167,6 @@ class Controller:
         self.m.d.sync += [flag.eq(1), self.s.queued.eq(0), self.s.draw_valid.eq(0)]
         self.m.next = "Idle"
 
-    def review_ahead(self, address):
-        """The review bits read in this cycle: those of node ``address``, reviewed two
-        cycles later (``s.review_bits``). A review of node ``n`` in cycle ``t`` thus needs
-        ``n`` read in ``t - 2`` and, for the leaf after it, ``n + 1`` in ``t - 1``; every
-        state that can come two or one cycles before a review reads accordingly."""
-        self.m.d.comb += self.s.review_address.eq(address)
-
     def set_node(self, node, level_end=None):
         """``node`` (and ``level_end``, if given) from the next cycle, with the registers
         kept beside them: ``node + 1``, ``node + 2``, whether ``node + 1`` is the level's
@@ -166,7 +189,6 @@ class Controller:
         next node's, or, at the level's end, those of the next level's first node (two
         cycles before its review, as ``End of the level`` can be the one between)."""
         m, s = self.m, self.s
-        self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
         self.set_node("next")
         with m.If(s.next_is_end):
             m.next = "End of the level"
@@ -249,7 +271,6 @@ class Controller:
         root_rows = Mux(config.sparse, s.sparse.drawn_count, inbag.inbag_rows)
         m.d.sync += s.root_too_small.eq(pe._too_small(s, root_rows))
         with self.state("Write the root"):
-            self.review_ahead(0)
             root_leaf = pe._is_leaf(s, s.root_counts, root_rows, 0, too_small=s.root_too_small)
             m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1),
                          s.node_write.data.counts.eq(s.root_counts),
@@ -264,7 +285,6 @@ class Controller:
             # The root's record and review bits reach their memories at the end of this
             # cycle (the write registers); its bits are read now (the review memory is
             # transparent), its record in "Read a node".
-            self.review_ahead(0)
             m.next = "Read a node"
 
     def _fill_lists_state(self):
@@ -329,7 +349,6 @@ class Controller:
         m, s, pe = self.m, self.s, self.pe
         config, combiner = s.config, s.combiner
         with self.state("Read a node"):
-            self.review_ahead(s.node_next)
             with m.If(s.node == s.level_end):
                 m.next = "End of the level"
             with m.Else():
@@ -345,7 +364,6 @@ class Controller:
             m.d.comb += combiner.clear.eq(1)
             m.d.sync += [s.current.eq(record), s.segment_start.eq(record.start),
                          s.segment_length.eq(record.n_rows)]
-            self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
             review = s.review_bits
             with m.If(review.leaf):
                 self.review_next()
@@ -434,7 +452,6 @@ class Controller:
             m.next = "Draw a feature"
 
         with self.state("Wait for the scans"):
-            self.review_ahead(s.node_next)
             # The next node's first draw bound, shown to the generator from now on.
             m.d.sync += s.draw_bound.eq(s.config.n_features)
             with m.If(s.combiner.combined == s.visited):
@@ -446,7 +463,6 @@ class Controller:
         combiner, current, node_write = s.combiner, s.current, s.node_write
         best_split = combiner.split
         with self.state("Decide"):
-            self.review_ahead(Mux(s.next_is_end, s.level_end, s.node_after))
             m.d.sync += s.left_child_decisions
             with m.If(~combiner.found):
                 self.review_next()
@@ -461,7 +477,6 @@ class Controller:
                 m.next = "Write the left child"
 
         with self.state("Write the left child"):
-            self.review_ahead(s.node_next)
             m.d.sync += s.right_child_decision
             m.d.comb += [node_write.addr.eq(s.next_node), node_write.en.eq(1),
                          node_write.data.counts.eq(s.left_counts),
@@ -499,7 +514,6 @@ class Controller:
         m, s, g = self.m, self.s, self.g
         lane_bits = g.lane_bits
         with self.state("End of the level"):
-            self.review_ahead(s.level_end_next)
             m.d.sync += s.job_index.eq(0)
             with m.If(s.jobs_queued == 0):
                 self.next_level()
@@ -507,7 +521,6 @@ class Controller:
                 m.next = "Read a partition job"
 
         with self.state("Read a partition job"):
-            self.review_ahead(Mux(s.lanes_draining, s.level_end, s.level_end_next))
             # The next level's first record (``node``) is read whether or not the lanes
             # have drained (only the transition waits for them, not the address).
             m.d.comb += s.job_read.addr.eq(s.job_index)
@@ -537,7 +550,6 @@ class Controller:
             m.next = "Wait for the partition"
 
         with self.state("Wait for the partition"):
-            self.review_ahead(s.level_end)
             with m.If(~s.lanes_busy):
                 m.d.sync += s.job_index.eq(s.job_index + 1)
                 m.next = "Read a partition job"
