@@ -20,6 +20,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import check_integer, refuse_construction
+from hw.skid import SkidOutput
 
 __all__ = ["RadixSorter", "code_layout", "sorted_row_layout"]
 
@@ -90,6 +91,7 @@ class RadixSorter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         s = self._datapath(m)
+        self._sorted_output(m, s)
         with m.FSM(init="Clear counters") as fsm:
             self._clear_counters(m, s)
             self._load_rows(m, s)
@@ -97,7 +99,8 @@ class RadixSorter(wiring.Component):
             self._turn_counts_into_offsets(m, s)
             self._scatter_rows(m, s)
             self._emit_sorted_rows(m, s)
-        m.d.comb += self.busy.eq(~fsm.ongoing("Load rows and count first digit") | (s.row_count != 0))
+        m.d.comb += self.busy.eq(~fsm.ongoing("Load rows and count first digit") | (s.row_count != 0) |
+                                 s.output.valid | s.output.skid_valid)
         return m
 
     def _datapath(self, m):
@@ -128,9 +131,16 @@ class RadixSorter(wiring.Component):
         parity = Signal()                           # digit_pass % 2
         running_sum = Signal(count_shape)
 
-        # The digits every phase needs, computed once from the entries they belong to.
+        # The digits every phase needs, computed once from the entries they belong to. A
+        # scatter's source row leaves its buffer's block RAM into a register of its own
+        # (``fetched``) before the pass's buffer is selected and its digits taken: a
+        # one-cycle path from a block RAM's output through the select and the digit's
+        # multiplexer set the system's clock (docs/timing_history.md).
+        fetched_valid = Signal()
+        fetched = [Signal(entry_layout, name=f"fetched{index}") for index in range(2)]
+        m.d.sync += [register.eq(read.data) for register, read in zip(fetched, buffer_read)]
         source_entry = Signal(entry_layout)         # the row read from this pass's source
-        m.d.comb += source_entry.eq(Mux(parity, buffer_read[1].data, buffer_read[0].data))
+        m.d.comb += source_entry.eq(Mux(parity, fetched[1], fetched[0]))
         load_digit = self._digit(m, self.codes.p.code, 0)
         scatter_digit = self._digit(m, source_entry.code, digit_pass)
         following_digit = self._digit(m, source_entry.code, digit_pass + 1)
@@ -172,7 +182,7 @@ class RadixSorter(wiring.Component):
         stage3_next_count = Signal(count_shape)
         written_count = Signal(count_shape)         # stage 3's counts, a cycle later
         written_next_count = Signal(count_shape)
-        m.d.sync += [staged_valid.eq(0), stage1_valid.eq(0), stage2_valid.eq(0),
+        m.d.sync += [fetched_valid.eq(0), staged_valid.eq(0), stage1_valid.eq(0), stage2_valid.eq(0),
                      held_valid.eq(0), stage3_valid.eq(0),
                      written_count.eq(stage3_count), written_next_count.eq(stage3_next_count)]
 
@@ -181,7 +191,7 @@ class RadixSorter(wiring.Component):
             counter_write=counter_write, counter_read=counter_read,
             row_count=row_count, index=index, digit_pass=digit_pass, parity=parity,
             running_sum=running_sum, source_entry=source_entry, load_digit=load_digit,
-            scatter_digit=scatter_digit, following_digit=following_digit,
+            scatter_digit=scatter_digit, following_digit=following_digit, fetched_valid=fetched_valid,
             staged_valid=staged_valid, staged_entry=staged_entry, staged_digit=staged_digit,
             staged_next_digit=staged_next_digit,
             stage1_valid=stage1_valid, stage1_digit=stage1_digit,
@@ -317,8 +327,11 @@ class RadixSorter(wiring.Component):
                     m.d.comb += source_read.addr.eq(s.index)
                     with m.If(s.index < s.row_count):
                         m.d.sync += [s.stage1_valid.eq(1), s.index.eq(s.index + 1)]
-                    # Stage 1: register the row and its two digits.
+                    # Stage 1: the row leaves the block RAM (``fetched``); then register
+                    # it and its two digits.
                     with m.If(s.stage1_valid):
+                        m.d.sync += s.fetched_valid.eq(1)
+                    with m.If(s.fetched_valid):
                         m.d.sync += [s.staged_valid.eq(1), s.staged_entry.eq(s.source_entry),
                                      s.staged_digit.eq(s.scatter_digit),
                                      s.staged_next_digit.eq(s.following_digit)]
@@ -360,8 +373,8 @@ class RadixSorter(wiring.Component):
                             next_write.en.eq(1),
                         ]
             # The last row is placed in the cycle that leaves (stage 3).
-            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.staged_valid & ~s.stage2_valid &
-                      ~s.held_valid):
+            with m.If((s.index == s.row_count) & ~s.stage1_valid & ~s.fetched_valid & ~s.staged_valid &
+                      ~s.stage2_valid & ~s.held_valid):
                 m.d.sync += [s.index.eq(0), s.running_sum.eq(0),
                              s.digit_pass.eq(s.digit_pass + 1), s.parity.eq(~s.parity)]
                 with m.If(s.digit_pass == self.passes - 1):
@@ -369,24 +382,37 @@ class RadixSorter(wiring.Component):
                 with m.Else():
                     m.next = "Turn counts into offsets"
 
+    def _sorted_output(self, m, s):
+        """``sorted`` from an output register with a skid register behind it
+        (:class:`hw.skid.SkidOutput`), outside the phases so that it drains after the last
+        row's read: no path runs from the buffer's block RAM to the consumer (in the
+        forest trainer, the label bank's read address: docs/timing_history.md)."""
+        s.output = SkidOutput(self.sorted.p.shape(), name="sorted_out")
+        s.emit_valid = Signal()
+        s.emit_payload = Signal(self.sorted.p.shape())
+        s.emit_moves = s.output.feed(m, s.emit_valid, s.emit_payload, self.sorted.ready)
+        m.d.comb += [self.sorted.valid.eq(s.output.valid), self.sorted.p.eq(s.output.payload)]
+
     def _emit_sorted_rows(self, m, s):
         with m.State("Emit sorted rows"):
-            # The read port's data is the output payload; its enable only moves on a
-            # transfer, so the payload holds still while the consumer stalls.
-            output_valid = Signal()
+            # The read port's data enters the output registers; its enable only moves when
+            # the row read moves into them, so the row holds still while they are full.
+            read_valid = Signal()
+            read_last = Signal()
             final = self.passes % 2
             read = s.buffer_read[final]
-            advance = ~output_valid | self.sorted.ready
+            advance = ~read_valid | s.emit_moves
             m.d.comb += [
                 read.addr.eq(s.index), read.en.eq(advance),
-                self.sorted.valid.eq(output_valid),
-                self.sorted.p.row.eq(read.data.row),
-                self.sorted.p.code.eq(read.data.code),
-                self.sorted.p.last.eq(s.index == s.row_count),
+                s.emit_valid.eq(read_valid),
+                s.emit_payload.row.eq(read.data.row),
+                s.emit_payload.code.eq(read.data.code),
+                s.emit_payload.last.eq(read_last),
             ]
             with m.If(advance):
                 with m.If(s.index < s.row_count):
-                    m.d.sync += [output_valid.eq(1), s.index.eq(s.index + 1)]
+                    m.d.sync += [read_valid.eq(1), read_last.eq(s.index + 1 == s.row_count),
+                                 s.index.eq(s.index + 1)]
                 with m.Else():
-                    m.d.sync += [output_valid.eq(0), s.index.eq(0)]
+                    m.d.sync += [read_valid.eq(0), s.index.eq(0)]
                     m.next = "Clear counters"

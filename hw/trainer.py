@@ -354,7 +354,14 @@ class ForestTrainer(wiring.Component):
         pending_code = [Signal(code_bits, name=f"pending{lane}_code") for lane in range(lanes)]
         pending_address = [Signal(range(slots * max_rows + 1), name=f"pending{lane}_address")
                            for lane in range(lanes)]
-        m.d.sync += [flag.eq(0) for flag in pending]
+        # The presorted bank's write is registered (``word``): the label leaves its block
+        # RAM into a register, not straight into the presorted bank's.
+        word_valid = [Signal(name=f"presorted{lane}_word_valid") for lane in range(lanes)]
+        word = [Signal.like(s.presorted_writes[lane].write_data, name=f"presorted{lane}_word")
+                for lane in range(lanes)]
+        word_address = [Signal.like(pending_address[lane], name=f"presorted{lane}_word_address")
+                        for lane in range(lanes)]
+        m.d.sync += [flag.eq(0) for flag in pending + word_valid]
         # Features of each lane: f = lane + lanes * slot < n_features.
         lane_features = [Signal(slot_shape, name=f"lane{lane}_features") for lane in range(lanes)]
         for lane in range(lanes):
@@ -365,7 +372,7 @@ class ForestTrainer(wiring.Component):
         s.feed_held, s.feed_held_last = feed_held, feed_held_last
         s.feed_last, s.out_position, s.out_slot, s.pending = feed_last, out_position, out_slot, pending
         s.pending_row, s.pending_code, s.pending_address = pending_row, pending_code, pending_address
-        s.lane_features = lane_features
+        s.lane_features, s.word_valid, s.word, s.word_address = lane_features, word_valid, word, word_address
 
     def _list_rotor(self, m, s):
         """The list rotor (:class:`hw.rotor.ListRotor`): the presorted bank's words to the
@@ -490,12 +497,14 @@ class ForestTrainer(wiring.Component):
                         m.d.sync += [out_position[lane].eq(0), out_slot[lane].eq(out_slot[lane] + 1)]
                     with m.Else():
                         m.d.sync += out_position[lane].eq(out_position[lane] + 1)
+                with m.If(pending[lane]):
+                    m.d.sync += [s.word_valid[lane].eq(1), s.word_address[lane].eq(pending_address[lane]),
+                                 s.word[lane].row.eq(pending_row[lane]), s.word[lane].code.eq(pending_code[lane]),
+                                 s.word[lane].label.eq(label_reads[lane].data)]
                 write = presorted_writes[lane]
-                m.d.comb += [write.write_addr.eq(pending_address[lane]), write.write_en.eq(pending[lane]),
-                             write.write_data.row.eq(pending_row[lane]),
-                             write.write_data.code.eq(pending_code[lane]),
-                             write.write_data.label.eq(label_reads[lane].data)]
-            sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane]
+                m.d.comb += [write.write_addr.eq(s.word_address[lane]), write.write_en.eq(s.word_valid[lane]),
+                             write.write_data.eq(s.word[lane])]
+            sorted_all = Cat((out_slot[lane] == lane_features[lane]) & ~pending[lane] & ~s.word_valid[lane]
                              for lane in range(lanes)).all()
             with m.If(sorted_all):
                 m.next = "Train"
