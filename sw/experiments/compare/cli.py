@@ -132,6 +132,12 @@ def parse_arguments(argv=None):
         arguments.clock_mhz, arguments.clock_source = builds.proxy_clock()
     if arguments.datasets is None:
         arguments.datasets = default_datasets()
+        missing = [name for name in datasets.THESIS_HARDWARE_DATASETS if name not in arguments.datasets]
+        if missing:
+            print(f"compare: the thesis datasets {', '.join(missing)} are not available, so this "
+                  f"run is not the headline's; it compares on {', '.join(arguments.datasets)}. Set "
+                  f"{datasets.DATA_DIR_VARIABLE} to the datasets folder (docs/running.md).",
+                  file=sys.stderr)
     for name in arguments.datasets:
         if name not in datasets.REGISTRY:
             parser.error(f"unknown dataset {name!r}; known: {', '.join(datasets.REGISTRY)}")

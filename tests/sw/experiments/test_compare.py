@@ -162,6 +162,20 @@ def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
     assert compare.default_datasets() == ["iris", "wine", "breast_cancer_wisconsin"]
 
 
+def test_a_default_run_without_the_thesis_datasets_says_so(monkeypatch, capsys):
+    import sw.data.datasets
+    monkeypatch.setattr(sw.data.datasets, "available",
+                        lambda name: name in ("iris", "sonar", "wine", "breast_cancer_wisconsin"))
+    arguments = compare.parse_arguments(["--no-sim"])
+    assert arguments.datasets == ["iris", "sonar", "wine", "breast_cancer_wisconsin"]
+    err = capsys.readouterr().err
+    assert "breast_cancer_coimbra, heart_failure, cmc, ctg are not available" in err
+    assert "HWFOREST_DATA_DIR" in err
+    monkeypatch.setattr(sw.data.datasets, "available", lambda name: True)
+    compare.parse_arguments(["--no-sim"])
+    assert "not available" not in capsys.readouterr().err
+
+
 def test_every_dataset_the_comparison_runs_by_default_has_a_measured_p():
     """Without the data folder the comparison falls back to the bundled sets; a P dropped
     from ``docs/pe_fit.json`` stopped ``make`` with 'no PE estimate' (5e7569b)."""
