@@ -53,9 +53,12 @@ class Controller:
         self.m.d.comb += self.pe.busy.eq(~fsm.ongoing("Idle"))
         self._review_read_address(fsm)
         # The node memory (two cycles from address to record, as the review memory's
-        # bits) is read at the review memory's address, but while the tree is written.
-        self.m.d.comb += self.s.node_read.read_addr.eq(Mux(fsm.ongoing("Write the tree"), self.s.write_index,
-                                                           self.s.review_address))
+        # bits) is read at the review memory's address, but while the tree is written
+        # and in the level's end before it (a level that made no child, ``childless``, a
+        # register): the writer's first read, of the root (``write_index`` is 0 from the
+        # root's write on), is made there.
+        writing = fsm.ongoing("Write the tree") | (fsm.ongoing("End of the level") & self.s.childless)
+        self.m.d.comb += self.s.node_read.read_addr.eq(Mux(writing, self.s.write_index, self.s.review_address))
         return fsm
 
     def _review_read_address(self, fsm):
@@ -191,9 +194,11 @@ class Controller:
         m, s = self.m, self.s
         m.d.sync += s.jobs_queued.eq(0)
         self.set_node(s.level_end, level_end=s.next_node)
+        m.d.sync += s.childless.eq(1)
         with m.If(s.level_end == s.next_node):
-            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_banked.eq(0), s.write_held.eq(0),
-                         *s.write_out.clear()]
+            # (the root's record was read in this cycle: see ``build``)
+            m.d.sync += [s.write_index.eq(1), s.write_staged.eq(1), s.write_staged_index.eq(0),
+                         s.write_banked.eq(0), s.write_held.eq(0), *s.write_out.clear()]
             m.next = "Write the tree"
         with m.Else():
             m.next = "Review the node"
@@ -266,6 +271,7 @@ class Controller:
                          *pe._review_bits(s, root_leaf, 0)]
             self.set_node(Const(0, len(s.node)), level_end=Const(1, len(s.level_end)))
             m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.jobs_queued.eq(0),
+                         s.childless.eq(1), s.write_index.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
             m.next = "Root written"
 
@@ -482,7 +488,7 @@ class Controller:
                          node_write.data.start.eq(current.start + s.rows_left),
                          *pe._review_bits(s, s.right_is_leaf, s.child_depth)]
             # Whether two more children fit is known before the next Decide needs it.
-            m.d.sync += [s.next_node.eq(s.next_node + 2),
+            m.d.sync += [s.next_node.eq(s.next_node + 2), s.childless.eq(0),
                          s.nodes_full.eq(s.next_node + 4 > g.max_nodes)]
             # Children that will both be leaves need no partition (nothing reads them);
             # one list (thesis mode) is partitioned by construction.

@@ -355,6 +355,7 @@ class ProcessingElement(wiring.Component):
         s.root_too_small = Signal()                     # _too_small of the root's rows, a cycle late
 
         s.next_node = Signal(g.node_bits + 1)           # nodes created so far
+        s.childless = Signal()                          # no child made in this level yet
         s.nodes_full = Signal()                         # next_node + 2 > max_nodes, registered
         s.start_refused = Signal()                      # the last start's configuration failed
         s.node = Signal(g.node_bits + 1)                # node under review
