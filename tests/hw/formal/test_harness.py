@@ -116,7 +116,7 @@ def test_a_mutated_wrapper_of_a_real_block_is_caught(tmp_path):
 def test_an_abort_releases_the_obligation_and_only_then_the_proof_passes(tmp_path):
     from hw.rng import TreeRandom
     strict = prove(FormalHarness(TreeRandom(bound_bits=2, tree_index_bits=1), ("valid",)),
-                   tmp_path / "strict", mode="bmc", depth=24)   # derivation, a draw, a start
+                   tmp_path / "strict", mode="bmc", depth=30)   # derivation, a draw, a start
     assert strict.status == "fail", "a start abandons a pending draw"
     aborted = prove(FormalHarness(TreeRandom(bound_bits=2, tree_index_bits=1), ("valid",),
                                   aborts=("start",)), tmp_path / "aborted", mode="prove", depth=4)
