@@ -9,7 +9,7 @@ the addressed bank is selected from those registers (combinational, for the read
 register). One write port writes one word per cycle.
 """
 
-from amaranth.hdl import Array, Module, Mux, Signal, Value
+from amaranth.hdl import Array, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -36,22 +36,15 @@ class BankedMemory(wiring.Component):
         read in a cycle with it is on ``read_data`` after the second such cycle, and held
         until the next (a two-stage pipeline that stalls as one).
     read_data : Out(shape)
-
-    With ``transparent``, a read also sees the write of its own cycle (as a transparent
-    read port): the write's address, enable and data are registered beside the read's
-    address, compared in the next cycle, and the written word is taken instead of the
-    bank's on a match, after the banks' registers (no logic between a block RAM and its
-    register).
     """
 
-    def __init__(self, *, shape, depth, bank_depth=2048, transparent=False):
+    def __init__(self, *, shape, depth, bank_depth=2048):
         check_integer("depth", depth, 1, 1 << 30)
         check_integer("bank_depth", bank_depth, 1, 1 << 30)
         if bank_depth & (bank_depth - 1):
             raise ValueError(f"bank_depth must be a power of two, not {bank_depth}")
         self.shape = shape
         self.depth = depth
-        self.transparent = transparent
         self.bank_bits = bits(min(bank_depth, depth) - 1) if depth > 1 else 0
         self.banks = -(-depth // (1 << self.bank_bits))
         address_bits = bits(depth - 1)
@@ -84,21 +77,5 @@ class BankedMemory(wiring.Component):
         if self.banks > 1:
             with m.If(self.read_en):
                 m.d.sync += [selected.eq(self.read_addr >> bank_bits), held.eq(selected)]
-        banked = Array(outputs)[held]
-        if not self.transparent:
-            m.d.comb += self.read_data.eq(banked)
-            return m
-        # The read of cycle 1 and the write of that cycle, registered together; their
-        # match decided in cycle 2 (from registers) and taken with the banks' words.
-        read_addr = Signal.like(self.read_addr, name="read_addr_held")
-        written = Signal(self.shape, name="written")
-        written_addr = Signal.like(self.write_addr, name="written_addr")
-        written_en = Signal(name="written_en")
-        bypass_valid = Signal(name="bypass_valid")
-        bypass = Signal(self.shape, name="bypass")
-        with m.If(self.read_en):
-            m.d.sync += [read_addr.eq(self.read_addr), written.eq(self.write_data),
-                         written_addr.eq(self.write_addr), written_en.eq(self.write_en),
-                         bypass_valid.eq(written_en & (written_addr == read_addr)), bypass.eq(written)]
-        m.d.comb += self.read_data.eq(Mux(bypass_valid, bypass, banked))
+        m.d.comb += self.read_data.eq(Array(outputs)[held])
         return m

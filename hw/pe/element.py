@@ -17,10 +17,10 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import refuse_construction
-from hw.banked import BankedMemory
 from hw.inbag import InBagBuilder
 from hw.lane import FeatureLane, LaneCommand, lane_slots
 from hw.partition import decision_layout
+from hw.pe.node_memory import TransparentBankedMemory
 from hw.pe.combiner import LaneCombiner
 from hw.pe.controller import Controller
 from hw.checks import bits
@@ -223,7 +223,7 @@ class ProcessingElement(wiring.Component):
             m.submodules[f"lane{index}"] = ResetInserter(s.lanes_reset)(lane)
             s.lanes.append(lane)
 
-        # The node memory is banked (``hw.banked``: every bank's word registered as it
+        # The node memory is banked (``hw.pe.node_memory``: every bank's word registered as it
         # leaves its block RAMs, then the addressed bank's selected): a one-cycle read
         # ended in the multiplexer over its block RAMs before the review's registers (the
         # system's path, 97.1 MHz). Banks of 512 records, one block RAM deep on either
@@ -231,8 +231,8 @@ class ProcessingElement(wiring.Component):
         # at the review memory's address, and by the tree writer; as the review memory,
         # a read sees the write of its own cycle (a child reviewed right after the level
         # that wrote it, in thesis mode; the root).
-        m.submodules.node_memory = node_memory = BankedMemory(shape=g.record_layout, depth=g.max_nodes,
-                                                              bank_depth=512, transparent=True)
+        m.submodules.node_memory = node_memory = TransparentBankedMemory(
+            shape=g.record_layout, depth=g.max_nodes, bank_depth=512)
         # The controller's writes (the root, a decision, the children) are selected by its
         # state in their cycle; they reach the node and review memories a cycle later, from
         # registers, so the memories' write ports see no state decode (``docs/timing.md``).

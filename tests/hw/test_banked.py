@@ -1,8 +1,9 @@
-"""``hw.banked.BankedMemory`` against a dictionary: random writes, reads and read stalls.
+"""``hw.banked.BankedMemory`` and ``hw.pe.node_memory.TransparentBankedMemory`` against a
+dictionary: random writes, reads and read stalls.
 
 A read's word is on ``read_data`` after the second cycle with ``read_en`` that follows it
 (its own included), and held while ``read_en`` is low; it is the memory as it was before
-the writes of its own cycle, or, with ``transparent``, after them. Addresses are drawn
+the writes of its own cycle, or, for the transparent one, after them. Addresses are drawn
 from a few so that reads often meet a write of their own cycle, and the depths span one
 bank, a short last bank and several banks.
 """
@@ -13,12 +14,14 @@ import pytest
 from amaranth.sim import Simulator
 
 from hw.banked import BankedMemory
+from hw.pe.node_memory import TransparentBankedMemory
 
 
 def _run(depth, bank_depth, transparent, seed, cycles=600, model_transparent=None):
     """Mismatches of the memory against the model (of ``model_transparent`` reads,
     default ``transparent``) and the cycles checked."""
-    dut = BankedMemory(shape=8, depth=depth, bank_depth=bank_depth, transparent=transparent)
+    memory = TransparentBankedMemory if transparent else BankedMemory
+    dut = memory(shape=8, depth=depth, bank_depth=bank_depth)
     model_transparent = transparent if model_transparent is None else model_transparent
     rng = random.Random(seed)
     hot = [rng.randrange(depth) for _ in range(4)]      # a few addresses, so reads meet writes
