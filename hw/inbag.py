@@ -68,10 +68,10 @@ class InBagBuilder(wiring.Component):
     """Draw a tree's bootstrap weights, then filter presorted lists to the in-bag rows.
 
     On ``start``: the configuration is registered with its check, and the cycle after it
-    decides (``bad_config`` and nothing else happens when it is out of range; no compare
-    of the inputs reaches the generator's start); ``n_samples`` rows are drawn (about 1.4 cycles per draw, one
-    per cycle for a power-of-two ``n_rows``) and counted; then
-    ``weights_ready`` rises and every word on ``presorted`` (``lanes`` lists side by side)
+    decides (``bad_config`` and nothing else happens when it is out of range, but for the
+    generator's start: no compare of the inputs reaches it); ``n_samples`` rows are drawn
+    (about 1.4 cycles per draw, one per cycle for a power-of-two ``n_rows``) and counted;
+    then ``weights_ready`` rises and every word on ``presorted`` (``lanes`` lists side by side)
     comes out on ``inbag``, one word per cycle, in the same order: per lane, the entry is
     ``present`` if the lane is in ``lane_mask`` (sampled with the word) and its row is in
     the bag; a word with no entry present is dropped. ``last`` marks the final in-bag row
@@ -287,7 +287,9 @@ class InBagBuilder(wiring.Component):
         # registered, and the check's verdict decides in the cycle after (``CHECK``), so
         # the compares of the inputs (in a PE, selected between the running and the queued
         # tree's) end at a register, not at the generator's start (a 2-PE trainer placed
-        # at 96.0 MHz on that path).
+        # at 96.0 MHz on that path). The generator starts with the start itself, whatever
+        # the verdict (a refused tree's stream is derived and never drawn from), so its
+        # draws come when they did without the check's cycle.
         config_bad = ((self.n_rows == 0) | (self.n_rows > self.max_rows) |
                       (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))))
         start_bad = Signal()
@@ -296,7 +298,6 @@ class InBagBuilder(wiring.Component):
             with m.If(start_bad):
                 m.d.sync += phase.eq(_Phase.IDLE)
             with m.Else():
-                m.d.comb += random.start.eq(1)
                 m.d.sync += [more_now.eq(n_samples != 0), more_next.eq(n_samples > 1)]
                 with m.If(~bootstrap):
                     m.d.sync += [self.inbag_rows.eq(n_rows), phase.eq(_Phase.FILTER_LISTS),
@@ -305,6 +306,7 @@ class InBagBuilder(wiring.Component):
                     m.d.sync += phase.eq(_Phase.CLEAR_WEIGHTS)
                 with m.Else():
                     m.d.sync += [generation.eq(generation + 1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
+        m.d.comb += random.start.eq(self.start)
         with m.If(self.start):
             m.d.sync += [self.bad_config.eq(0), f.stage1_valid.eq(0), f.stage2_valid.eq(0),
                          *f.output.clear(),
