@@ -40,6 +40,7 @@ classic ``abc -lut 4`` between the ``synth_ecp5`` steps instead.
 """
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -141,12 +142,57 @@ def _overflow(cells):
     return {key: (value, limits[key]) for key, value in needs.items() if value > limits[key]}
 
 
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _placement_lock(out_dir):
+    """Hold ``out_dir/placing.lock`` (this process's id) while a placement writes there: a
+    second run placing the same seed of the same build would write the same files, and
+    is refused, naming the process that holds the folder. A lock whose process is gone
+    is taken over."""
+    lock = out_dir / "placing.lock"
+    while True:
+        try:
+            descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            try:
+                holder = int(lock.read_text().strip() or 0)
+            except (FileNotFoundError, ValueError):
+                holder = 0
+            if holder and holder != os.getpid() and _process_alive(holder):
+                raise RuntimeError(f"{out_dir} is being placed by process {holder} (its "
+                                   f"{lock.name}): the same seed of the same build, placed "
+                                   f"twice at once; place another seed (--seeds 2,3)")
+            lock.unlink(missing_ok=True)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(str(os.getpid()))
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
 def place_and_route(netlist, *, speed=8, frequency=100, seed=1, timeout=3600, out_dir=None):
     """Run nextpnr-ecp5 on an LFE5U-85F in ``out_dir`` (default: the netlist's folder);
-    return its report (dict) and log text."""
+    return its report (dict) and log text. Refused while another process places in
+    ``out_dir`` (:func:`_placement_lock`)."""
     netlist = Path(netlist).resolve()
     out_dir = Path(out_dir).resolve() if out_dir is not None else netlist.parent
     out_dir.mkdir(parents=True, exist_ok=True)
+    with _placement_lock(out_dir):
+        return _run_nextpnr(netlist, out_dir, speed, frequency, seed, timeout)
+
+
+def _run_nextpnr(netlist, out_dir, speed, frequency, seed, timeout):
     command = [str(_NEXTPNR), "--85k", "--package", "CABGA381", "--speed", str(speed),
                "--freq", str(frequency), "--seed", str(seed), "--json", os.path.relpath(netlist, out_dir),
                "--report", "nextpnr.report.json", "--log", "nextpnr.log",

@@ -355,3 +355,48 @@ def test_a_block_change_stales_only_the_designs_that_contain_it(tmp_path):
     with open(tmp_path / "hw" / "gini.py", "a") as file:
         file.write("\n# changed\n")
     assert design_digest(tmp_path, "gini_scanner") != before["gini_scanner"]
+
+
+def _fake_nextpnr(monkeypatch, calls):
+    """Replace the nextpnr run itself (not the lock around it) by an empty report."""
+    def fake(netlist, out_dir, speed, frequency, seed, timeout):
+        calls.append((out_dir / "placing.lock").read_text())
+        return {"fmax": {"$glbnet$clk": {"achieved": 100.0}}, "critical_paths": [],
+                "utilization": {key: {"used": 1} for key in hw.flows.fmax.ECP5_85K}}, ""
+    monkeypatch.setattr(hw.flows.fmax, "_run_nextpnr", fake)
+
+
+def test_a_seed_folder_being_placed_is_refused_with_its_process(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    calls = []
+    _fake_nextpnr(monkeypatch, calls)
+    folder = tmp_path / "seed2"
+    folder.mkdir()
+    # A live process holds the folder: refused, naming it, and nextpnr is not run.
+    holder = subprocess.Popen(["sleep", "30"])
+    try:
+        (folder / "placing.lock").write_text(str(holder.pid))
+        with pytest.raises(RuntimeError, match=f"process {holder.pid}"):
+            hw.flows.fmax.place_and_route(tmp_path / "n.json", seed=2, out_dir=folder)
+        assert calls == [] and (folder / "placing.lock").read_text() == str(holder.pid)
+    finally:
+        holder.kill()
+        holder.wait()
+    # Its process gone, the lock is taken over, held during the run and removed after it.
+    hw.flows.fmax.place_and_route(tmp_path / "n.json", seed=2, out_dir=folder)
+    assert calls == [str(os.getpid())] and not (folder / "placing.lock").exists()
+
+
+def test_a_refused_seed_is_noted_and_the_others_placed(tmp_path, monkeypatch):
+    import os
+    calls = []
+    _fake_nextpnr(monkeypatch, calls)
+    _fake_synthesis(monkeypatch, tmp_path)
+    entry = {"design": "partition_unit", "parameters": TINY, "reductions": []}
+    busy = tmp_path / "partition_unit" / "seed1"
+    busy.mkdir(parents=True)
+    (busy / "placing.lock").write_text(str(os.getppid()))     # a live process: our parent
+    result = fmax_entry("partition_unit", entry, tmp_path, seeds=(1, 2), log=lambda text: None)
+    assert "seed 1 not placed" in result["note"] and "being placed by process" in result["note"]
+    assert len(calls) == 1 and "2" in result["seeds"] and "1" not in result["seeds"]
