@@ -51,15 +51,24 @@ class Controller:
         # other states' decodes was shared with their cones and reached the in-bag
         # builder's reset through eight LUT levels).
         self.m.d.comb += self.pe.busy.eq(~fsm.ongoing("Idle"))
+        self._node_read_address(fsm)
         self._review_read_address(fsm)
-        # The node memory (two cycles from address to record, as the review memory's
-        # bits) is read at the review memory's address, but while the tree is written
-        # and in the level's end before it (a level that made no child, ``childless``, a
-        # register): the writer's first read, of the root (``write_index`` is 0 from the
-        # root's write on), is made there.
-        writing = fsm.ongoing("Write the tree") | (fsm.ongoing("End of the level") & self.s.childless)
-        self.m.d.comb += self.s.node_read.read_addr.eq(Mux(writing, self.s.write_index, self.s.review_address))
         return fsm
+
+    def _node_read_address(self, fsm):
+        """The node memory's read address, one select of three registers by the state
+        alone: ``node`` where a level's node is read ahead of its review (``Read a node``;
+        at a level's end ``node`` is ``level_end``, the next level's first node, read for
+        ``next_level``), ``write_index`` while the tree is written, ``node_next`` in every
+        other state (the next node, reviewed after ``Review the node`` or a decision). No
+        state's condition reaches it (each state read its own address under its own
+        conditions, and the state's decode with them took six LUT levels to the block
+        RAM: the system's path, 93.4 MHz)."""
+        m, s = self.m, self.s
+        reading_node = (fsm.ongoing("Read a node") | fsm.ongoing("End of the level") |
+                        fsm.ongoing("Read a partition job"))
+        m.d.comb += s.node_read.addr.eq(Mux(fsm.ongoing("Write the tree"), s.write_index,
+                                            Mux(reading_node, s.node, s.node_next)))
 
     def _review_read_address(self, fsm):
         """The review memory's read address, one select by the state alone (no state's
@@ -188,17 +197,15 @@ class Controller:
 
     def next_level(self):
         """The level's partition is done: the next level, or the tree is written if the
-        level made no children. Its first record was read two cycles ahead, at the review
-        memory's address (``level_end``), whatever they decide (in vain before the tree
-        is written), so the node memory's address waits for no compare."""
+        level made no children. Its first record is read now: both states that come here
+        read ``node``, which is ``level_end``, whatever they decide (in vain before the
+        tree is written), so the node memory's address waits for no compare."""
         m, s = self.m, self.s
         m.d.sync += s.jobs_queued.eq(0)
         self.set_node(s.level_end, level_end=s.next_node)
-        m.d.sync += s.childless.eq(1)
         with m.If(s.level_end == s.next_node):
-            # (the root's record was read in this cycle: see ``build``)
-            m.d.sync += [s.write_index.eq(1), s.write_staged.eq(1), s.write_staged_index.eq(0),
-                         s.write_banked.eq(0), s.write_held.eq(0), *s.write_out.clear()]
+            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_held.eq(0),
+                         *s.write_out.clear()]
             m.next = "Write the tree"
         with m.Else():
             m.next = "Review the node"
@@ -271,14 +278,13 @@ class Controller:
                          *pe._review_bits(s, root_leaf, 0)]
             self.set_node(Const(0, len(s.node)), level_end=Const(1, len(s.level_end)))
             m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.jobs_queued.eq(0),
-                         s.childless.eq(1), s.write_index.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
             m.next = "Root written"
 
         with self.state("Root written"):
             # The root's record and review bits reach their memories at the end of this
-            # cycle (the write registers); both are read now (both memories' reads see
-            # a write of their own cycle), two cycles before the root's review.
+            # cycle (the write registers); its bits are read now (the review memory is
+            # transparent), its record in "Read a node".
             m.next = "Read a node"
 
     def _fill_lists_state(self):
@@ -351,7 +357,7 @@ class Controller:
         with self.state("Review the node"):
             # The next node's record is read whatever this one turns out to be (its
             # address never waits for this record's read).
-            record = s.node_read.read_data
+            record = s.node_read.data
             # The combiner is cleared whatever the node turns out to be (nothing reads it
             # before this node's decision; a leaf's clear is harmless), so the review
             # memory's read reaches none of its registers' resets.
@@ -488,7 +494,7 @@ class Controller:
                          node_write.data.start.eq(current.start + s.rows_left),
                          *pe._review_bits(s, s.right_is_leaf, s.child_depth)]
             # Whether two more children fit is known before the next Decide needs it.
-            m.d.sync += [s.next_node.eq(s.next_node + 2), s.childless.eq(0),
+            m.d.sync += [s.next_node.eq(s.next_node + 2),
                          s.nodes_full.eq(s.next_node + 4 > g.max_nodes)]
             # Children that will both be leaves need no partition (nothing reads them);
             # one list (thesis mode) is partitioned by construction.
@@ -560,20 +566,19 @@ class Controller:
             # (the skid register) empty; so the node memory's read enable never depends
             # on ``nodes.ready``, and the node goes out formatted from a register.
             out = s.write_out
-            # The node memory's two read stages move together (``advance``).
             held_moves = out.feed(m, s.write_held, s.formatted, pe.nodes.ready & ~writing)
-            banked_moves = s.write_banked & (~s.write_held | held_moves)
-            advance = ~s.write_banked | banked_moves
-            m.d.comb += [s.node_read.read_en.eq(advance), pe.nodes.valid.eq(out.valid & ~writing)]
+            staged_moves = s.write_staged & (~s.write_held | held_moves)
+            advance = ~s.write_staged | staged_moves
+            m.d.comb += [s.node_read.en.eq(advance & (s.write_index < s.next_node)),
+                         pe.nodes.valid.eq(out.valid & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
-                             s.write_staged_index.eq(s.write_index),
-                             s.write_banked.eq(s.write_staged), s.write_banked_index.eq(s.write_staged_index)]
+                             s.write_staged_index.eq(s.write_index)]
                 with m.If(s.write_index < s.next_node):
                     m.d.sync += s.write_index.eq(s.write_index + 1)
-            with m.If(banked_moves):
-                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.read_data),
-                             s.write_held_index.eq(s.write_banked_index)]
+            with m.If(staged_moves):
+                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.data),
+                             s.write_held_index.eq(s.write_staged_index)]
             with m.Elif(held_moves):
                 m.d.sync += s.write_held.eq(0)
             with m.If(out.valid & ~writing & pe.nodes.ready & out.payload.last):
