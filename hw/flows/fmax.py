@@ -168,7 +168,7 @@ def _placement_lock(out_dir):
                 holder = int(lock.read_text().strip() or 0)
             except (FileNotFoundError, ValueError):
                 holder = 0
-            if holder and holder != os.getpid() and _process_alive(holder):
+            if holder and _process_alive(holder):
                 raise RuntimeError(f"{out_dir} is being placed by process {holder} (its "
                                    f"{lock.name}): the same seed of the same build, placed "
                                    f"twice at once; place another seed (--seeds 2,3)")

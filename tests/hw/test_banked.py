@@ -2,9 +2,9 @@
 
 A read's word is on ``read_data`` after the second cycle with ``read_en`` that follows it
 (its own included), and held while ``read_en`` is low; it is the memory as it was before
-the writes of its own cycle. Addresses are drawn
-from a few so that reads often meet a write of their own cycle, and the depths span one
-bank, a short last bank and several banks.
+the writes of its own cycle. Addresses are drawn from a few so that reads often meet a
+write of their own cycle, and the depths span one bank, a short last bank and several
+banks.
 """
 
 import random

@@ -4,6 +4,8 @@ are either real (and only checked for consistency) or faked with known figures."
 
 import json
 import math
+import os
+import subprocess
 
 import pytest
 
@@ -367,8 +369,6 @@ def _fake_nextpnr(monkeypatch, calls):
 
 
 def test_a_seed_folder_being_placed_is_refused_with_its_process(tmp_path, monkeypatch):
-    import os
-    import subprocess
     calls = []
     _fake_nextpnr(monkeypatch, calls)
     folder = tmp_path / "seed2"
@@ -389,7 +389,6 @@ def test_a_seed_folder_being_placed_is_refused_with_its_process(tmp_path, monkey
 
 
 def test_a_refused_seed_is_noted_and_the_others_placed(tmp_path, monkeypatch):
-    import os
     calls = []
     _fake_nextpnr(monkeypatch, calls)
     _fake_synthesis(monkeypatch, tmp_path)
