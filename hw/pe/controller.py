@@ -161,15 +161,17 @@ class Controller:
 
     def next_level(self):
         """The level's partition is done: the next level, or the tree is written if the
-        level made no children. Its first record is read now: both states that come here
-        read ``node``, which is ``level_end``, whatever they decide (in vain before the
-        tree is written), so the node memory's address waits for no compare."""
+        level made no children. Its first record was read two cycles ahead, at the review
+        memory's address (``level_end``), whatever they decide (in vain before the tree
+        is written), so the node memory's address waits for no compare."""
         m, s = self.m, self.s
         m.d.sync += s.jobs_queued.eq(0)
         self.set_node(s.level_end, level_end=s.next_node)
+        m.d.sync += s.childless.eq(1)
         with m.If(s.level_end == s.next_node):
-            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_held.eq(0),
-                         *s.write_out.clear()]
+            # (the root's record was read in this cycle: see ``build``)
+            m.d.sync += [s.write_index.eq(1), s.write_staged.eq(1), s.write_staged_index.eq(0),
+                         s.write_banked.eq(0), s.write_held.eq(0), *s.write_out.clear()]
             self.goto("Write the tree")
         with m.Else():
             self.goto("Review the node")
@@ -242,13 +244,14 @@ class Controller:
                          *pe._review_bits(s, root_leaf, 0)]
             self.set_node(Const(0, len(s.node)), level_end=Const(1, len(s.level_end)))
             m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.jobs_queued.eq(0),
+                         s.childless.eq(1), s.write_index.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
             self.goto("Root written")
 
         with self.state("Root written"):
             # The root's record and review bits reach their memories at the end of this
-            # cycle (the write registers); its bits are read now (the review memory is
-            # transparent), its record in "Read a node".
+            # cycle (the write registers); both are read now (both memories' reads see
+            # a write of their own cycle), two cycles before the root's review.
             self.goto("Read a node")
 
     def _fill_lists_state(self):
@@ -321,7 +324,7 @@ class Controller:
         with self.state("Review the node"):
             # The next node's record is read whatever this one turns out to be (its
             # address never waits for this record's read).
-            record = s.node_read.data
+            record = s.node_read.read_data
             # The combiner is cleared whatever the node turns out to be (nothing reads it
             # before this node's decision; a leaf's clear is harmless), so the review
             # memory's read reaches none of its registers' resets.
@@ -458,7 +461,7 @@ class Controller:
                          node_write.data.start.eq(current.start + s.rows_left),
                          *pe._review_bits(s, s.right_is_leaf, s.child_depth)]
             # Whether two more children fit is known before the next Decide needs it.
-            m.d.sync += [s.next_node.eq(s.next_node + 2),
+            m.d.sync += [s.next_node.eq(s.next_node + 2), s.childless.eq(0),
                          s.nodes_full.eq(s.next_node + 4 > g.max_nodes)]
             # Children that will both be leaves need no partition (nothing reads them);
             # one list (thesis mode) is partitioned by construction.
@@ -530,19 +533,20 @@ class Controller:
             # (the skid register) empty; so the node memory's read enable never depends
             # on ``nodes.ready``, and the node goes out formatted from a register.
             out = s.write_out
+            # The node memory's two read stages move together (``advance``).
             held_moves = out.feed(m, s.write_held, s.formatted, pe.nodes.ready & ~writing)
-            staged_moves = s.write_staged & (~s.write_held | held_moves)
-            advance = ~s.write_staged | staged_moves
-            m.d.comb += [s.node_read.en.eq(advance & (s.write_index < s.next_node)),
-                         pe.nodes.valid.eq(out.valid & ~writing)]
+            banked_moves = s.write_banked & (~s.write_held | held_moves)
+            advance = ~s.write_banked | banked_moves
+            m.d.comb += [s.node_read.read_en.eq(advance), pe.nodes.valid.eq(out.valid & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
-                             s.write_staged_index.eq(s.write_index)]
+                             s.write_staged_index.eq(s.write_index),
+                             s.write_banked.eq(s.write_staged), s.write_banked_index.eq(s.write_staged_index)]
                 with m.If(s.write_index < s.next_node):
                     m.d.sync += s.write_index.eq(s.write_index + 1)
-            with m.If(staged_moves):
-                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.data),
-                             s.write_held_index.eq(s.write_staged_index)]
+            with m.If(banked_moves):
+                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.read_data),
+                             s.write_held_index.eq(s.write_banked_index)]
             with m.Elif(held_moves):
                 m.d.sync += s.write_held.eq(0)
             with m.If(out.valid & ~writing & pe.nodes.ready & out.payload.last):

@@ -20,7 +20,6 @@ ADDRESS_SELECTS = {
     "level_end": ("End of the level",),
     "partition_job": ("Read a partition job",),
     "partition_wait": ("Wait for the partition",),
-    "reading_node": ("Read a node", "End of the level", "Read a partition job"),
     "writing": ("Write the tree",),
 }
 
@@ -33,16 +32,15 @@ def read_addresses(m, s, at):
 
 
 def _node_read_address(m, s, at):
-    """The node memory's read address, one select of three registers by registers alone:
-    ``node`` where a level's node is read ahead of its review (``Read a node``; at a
-    level's end ``node`` is ``level_end``, the next level's first node, read for
-    ``next_level``), ``write_index`` while the tree is written, ``node_next`` in every
-    other state (the next node, reviewed after ``Review the node`` or a decision). No
-    state's condition reaches it (each state read its own address under its own
-    conditions, and the state's decode with them took six LUT levels to the block
-    RAM: the system's path, 93.4 MHz), nor the state's decode (``ADDRESS_SELECTS``)."""
-    m.d.comb += s.node_read.addr.eq(Mux(at["writing"], s.write_index,
-                                        Mux(at["reading_node"], s.node, s.node_next)))
+    """The node memory (banked: two cycles from address to record, as the review memory's
+    bits) is read at the review memory's address, but while the tree is written and in
+    the level's end before it (a level that made no child, ``childless``, a register):
+    the writer's first read, of the root (``write_index`` is 0 from the root's write on),
+    is made there. The selects are registers (``ADDRESS_SELECTS``): the state's decode
+    there fanned out to every bank's block RAM address pins (the system's seed 1, 88.3
+    MHz)."""
+    writing = at["writing"] | (at["level_end"] & s.childless)
+    m.d.comb += s.node_read.read_addr.eq(Mux(writing, s.write_index, s.review_address))
 
 
 def _review_read_address(m, s, at):
