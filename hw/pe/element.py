@@ -350,6 +350,7 @@ class ProcessingElement(wiring.Component):
         s.fill_addresses = [Signal(fill_address_bits, name=f"fill{index}_address")
                             for index in range(g.feature_lanes)]
         s.input_position = Signal(g.row_bits + 1)
+        s.input_bad = Signal()                          # a malformed presorted word, a cycle late
         s.clear_index = Signal(count_bits)
         s.root_counts = Signal(g.counts_layout)
         s.root_too_small = Signal()                     # _too_small of the root's rows, a cycle late
