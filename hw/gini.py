@@ -67,10 +67,9 @@ class GiniScanner(wiring.Component):
     ``entries`` at one per cycle, then the pipeline's drain before the result is offered on
     ``splits``. The non-zero class totals go one per cycle into the squarer's operand
     register, the first in the header's cycle; each is squared the cycle after and added
-    to ``B`` the cycle after that (the last with the first entry's increments), and the scan
-    begins ``max(1, nonzero classes - 1)`` cycles after the header (the first entry waits
-    in the scanner's own register while the totals are summed): segment latency ``entries +
-    max(1, nonzero classes - 1) + 6`` cycles, header to result, both counted, without stalls; one
+    to ``B`` the cycle after that (the last with the first entry's increments), so the scan
+    waits only when more than one class is present: segment latency ``entries + max(0,
+    nonzero classes - 1) + 6`` cycles, header to result, both counted, without stalls; one
     fewer when the last entry closes no boundary, two fewer when neither of the last two
     entries does, three fewer when none of the last three does.
 
@@ -175,18 +174,7 @@ class GiniScanner(wiring.Component):
         # carry-save rows each, no multiplier block) from the entry and the class select,
         # and added into A and B the cycle after with them (one carry chain each); the
         # squared totals have a squarer of their own.
-        # The entry scanned in a cycle is the scanner's own register (``entry``), taken from
-        # the lane's reader a cycle earlier: the lane's output register, placed by its
-        # block RAM, reached the class select and the products only across the die (the
-        # trainer's seed 1 and the cmc PE's seeds 1 and 2 of the twenty-seventh round). It
-        # takes the first entry while the squared totals are summed (every scanned node
-        # has two classes or more, or it would be a leaf), so it costs no cycle there.
-        entry = Signal.like(self.entries.p)
-        entry_valid = Signal()
-        accepting = Signal()
-        m.d.comb += self.entries.ready.eq(accepting)
-        with m.If(accepting):
-            m.d.sync += [entry_valid.eq(self.entries.valid), entry.eq(self.entries.p)]
+        entry = self.entries.p
         # The weight comes as w - 1 (``less``): w L_c = (w - 1) L_c + L_c, and
         # w^2 = (w - 1)^2 + 2 (w - 1) + 1, so no adder stands in front of the products.
         less, left_count, right_count = entry.weight_less_one, left[entry.label], right[entry.label]
@@ -244,18 +232,15 @@ class GiniScanner(wiring.Component):
                         m.next = "Sum squared totals"
 
             with m.State("Sum squared totals"):
-                # One non-zero class total per cycle into the squarer's operand (and the
-                # first entry into the scanner's register).
-                m.d.comb += accepting.eq(~entry_valid)
+                # One non-zero class total per cycle into the squarer's operand.
                 m.d.sync += [unsummed.eq(later), operand.eq(right[lowest])]
                 with m.If(later == 0):
                     m.next = "Scan entries"
 
             with m.State("Scan entries"):
                 # The last total is squared in the scan's first cycle, added with its step.
-                # (no entry of the next segment behind the last: it waits in the lane)
-                m.d.comb += accepting.eq(~(entry_valid & entry.last))
-                with m.If(entry_valid):
+                m.d.comb += self.entries.ready.eq(1)
+                with m.If(self.entries.valid):
                     rows_right = total_rows - left_rows
                     leaf_ok = ((left_rows >= self.min_samples_leaf) &
                                (rows_right >= self.min_samples_leaf))
@@ -273,7 +258,6 @@ class GiniScanner(wiring.Component):
                         previous_code.eq(entry.code), have_previous.eq(1),
                     ]
                     with m.If(entry.last):
-                        m.d.sync += entry_valid.eq(0)
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
