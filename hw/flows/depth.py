@@ -16,11 +16,12 @@ on the proxy, is not in it.
 """
 
 import argparse
-import collections
 import json
 import re
 import sys
 from pathlib import Path
+
+from hw.flows.fmax import TOP
 
 __all__ = ["CARRY_LEVEL", "MUX_LEVEL", "deep_paths", "report", "main"]
 
@@ -45,7 +46,7 @@ def _base(name):
     return re.sub(r"(_TRELLIS_FF_Q\w*|\[\d+\])$", "", name)
 
 
-def deep_paths(netlist, *, top="fmax_probe", threshold=6.0):
+def deep_paths(netlist, *, top=TOP, threshold=6.0):
     """The endpoints of ``netlist`` (a Yosys JSON netlist: a dict or a path) whose logic
     depth is at least ``threshold`` levels, one per (source signal, endpoint signal, port),
     deepest first: dicts ``{"depth", "source", "endpoint", "port", "bits"}`` (``bits``: how
@@ -78,7 +79,8 @@ def deep_paths(netlist, *, top="fmax_probe", threshold=6.0):
             if cell["port_directions"].get(port) != "input" or port in _CLOCKS:
                 continue
             for bit in bits:
-                if not isinstance(bit, int) or depth.get(bit, 0.0) < threshold:
+                deep = depth.get(bit, 0.0) if isinstance(bit, int) else 0.0
+                if deep < threshold:
                     continue
                 source = bit
                 while before.get(source) is not None:
@@ -86,7 +88,7 @@ def deep_paths(netlist, *, top="fmax_probe", threshold=6.0):
                 key = (_base(names.get(source, str(source))), _base(cell_name), port)
                 found = groups.setdefault(key, {"depth": 0.0, "source": key[0], "endpoint": key[1],
                                                 "port": port, "bits": 0})
-                found["depth"] = max(found["depth"], depth.get(bit, 0.0))
+                found["depth"] = max(found["depth"], deep)
                 found["bits"] += 1
     return sorted(groups.values(), key=lambda g: (-g["depth"], g["source"], g["endpoint"]))
 
@@ -141,7 +143,7 @@ def main(argv=None):
     parser.add_argument("netlist", help="a Yosys JSON netlist (build/fmax/<entry>/synth/<key>/fmax_probe.json)")
     parser.add_argument("--threshold", type=float, default=6.0, help="least depth listed, in levels (6)")
     parser.add_argument("--limit", type=int, default=40, help="groups shown (40)")
-    parser.add_argument("--top", default="fmax_probe", help="the netlist's top module")
+    parser.add_argument("--top", default=TOP, help=f"the netlist's top module ({TOP})")
     arguments = parser.parse_args(argv)
     if not Path(arguments.netlist).is_file():
         parser.error(f"no netlist at {arguments.netlist}")
