@@ -56,20 +56,22 @@ def _tagged_layout(weight_bits):
     return data.StructLayout({"generation": GENERATION_BITS, "weight": weight_bits})
 
 
-class _Phase(enum.Enum, shape=2):
+class _Phase(enum.Enum, shape=3):
     IDLE = 0
     CLEAR_WEIGHTS = 1       # every row's tag to 0: after a reset and once per 255 trees
     DRAW_BOOTSTRAP = 2      # n_samples draws, each adding 1 to its row's weight
     FILTER_LISTS = 3        # presorted lists in, in-bag lists out, until the next start
+    CHECK = 4               # the cycle after a start: its registered verdict decides
 
 
 class InBagBuilder(wiring.Component):
     """Draw a tree's bootstrap weights, then filter presorted lists to the in-bag rows.
 
-    On ``start``: the configuration is checked (``bad_config`` and nothing else happens
-    when it is out of range); ``n_samples`` rows are drawn (about 1.4 cycles per draw, one
-    per cycle for a power-of-two ``n_rows``) and counted; then
-    ``weights_ready`` rises and every word on ``presorted`` (``lanes`` lists side by side)
+    On ``start``: the configuration is registered with its check, and the cycle after it
+    decides (``bad_config`` and nothing else happens when it is out of range, but for the
+    generator's start: no compare of the inputs reaches it); ``n_samples`` rows are drawn
+    (about 1.4 cycles per draw, one per cycle for a power-of-two ``n_rows``) and counted;
+    then ``weights_ready`` rises and every word on ``presorted`` (``lanes`` lists side by side)
     comes out on ``inbag``, one word per cycle, in the same order: per lane, the entry is
     ``present`` if the lane is in ``lane_mask`` (sampled with the word) and its row is in
     the bag; a word with no entry present is dropped. ``last`` marks the final in-bag row
@@ -117,7 +119,7 @@ class InBagBuilder(wiring.Component):
     inbag_rows : Out(row_bits + 1)
         Number of distinct in-bag rows (valid with ``weights_ready``).
     bad_config : Out(1)
-        The last ``start`` had n_rows outside [1, max_rows] or (with bootstrap) n_samples
+        From the cycle after it: the last ``start`` had n_rows outside [1, max_rows] or (with bootstrap) n_samples
         outside [1, max_samples].
     draw_requests : In(stream.Signature(request_layout(draw_bound_bits)))
     draws : Out(stream.Signature(draw_layout(draw_bound_bits)))
@@ -281,29 +283,39 @@ class InBagBuilder(wiring.Component):
                 ]
                 self._filter_lists(m, f, lane_reads, generation, bootstrap, emitted)
 
-        # A start (re)begins a tree from any state, after checking the configuration.
+        # A start (re)begins a tree from any state: the configuration and its check are
+        # registered, and the check's verdict decides in the cycle after (``CHECK``), so
+        # the compares of the inputs (in a PE, selected between the running and the queued
+        # tree's) end at a register, not at the generator's start (a 2-PE trainer placed
+        # at 96.0 MHz on that path). The generator starts with the start itself, whatever
+        # the verdict (a refused tree's stream is derived and never drawn from), so its
+        # draws come when they did without the check's cycle.
         config_bad = ((self.n_rows == 0) | (self.n_rows > self.max_rows) |
                       (self.bootstrap & ((self.n_samples == 0) | (self.n_samples > self.max_samples))))
-        with m.If(self.start):
-            m.d.sync += [self.bad_config.eq(config_bad), f.stage1_valid.eq(0), f.stage2_valid.eq(0),
-                         *f.output.clear(),
-                         [count.eq(0) for count in emitted], draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
-            # (A draw of the tree before still in the pipeline is dropped.)
-            m.d.sync += [serving.eq(0), pending.eq(0), fetched.eq(0)]
-            with m.If(config_bad):
+        start_bad = Signal()
+        with m.If(phase == _Phase.CHECK):
+            m.d.sync += self.bad_config.eq(start_bad)
+            with m.If(start_bad):
                 m.d.sync += phase.eq(_Phase.IDLE)
             with m.Else():
-                m.d.comb += random.start.eq(1)
-                m.d.sync += [n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
-                             bootstrap.eq(self.bootstrap), more_now.eq(self.n_samples != 0),
-                             more_next.eq(self.n_samples > 1)]
-                with m.If(~self.bootstrap):
-                    m.d.sync += [self.inbag_rows.eq(self.n_rows), phase.eq(_Phase.FILTER_LISTS),
+                m.d.sync += [more_now.eq(n_samples != 0), more_next.eq(n_samples > 1)]
+                with m.If(~bootstrap):
+                    m.d.sync += [self.inbag_rows.eq(n_rows), phase.eq(_Phase.FILTER_LISTS),
                                  serving.eq(1)]
                 with m.Elif((generation == 0) | (generation == (1 << GENERATION_BITS) - 1)):
                     m.d.sync += phase.eq(_Phase.CLEAR_WEIGHTS)
                 with m.Else():
                     m.d.sync += [generation.eq(generation + 1), phase.eq(_Phase.DRAW_BOOTSTRAP)]
+        m.d.comb += random.start.eq(self.start)
+        with m.If(self.start):
+            m.d.sync += [self.bad_config.eq(0), f.stage1_valid.eq(0), f.stage2_valid.eq(0),
+                         *f.output.clear(),
+                         [count.eq(0) for count in emitted], draws_counted.eq(0), self.inbag_rows.eq(0), index.eq(0)]
+            # (A draw of the tree before still in the pipeline is dropped.)
+            m.d.sync += [serving.eq(0), pending.eq(0), fetched.eq(0),
+                         n_rows.eq(self.n_rows), n_samples.eq(self.n_samples),
+                         bootstrap.eq(self.bootstrap), start_bad.eq(config_bad),
+                         phase.eq(_Phase.CHECK)]
         return m
 
     def _filter_pipeline(self, m):

@@ -163,6 +163,11 @@ class FeatureLane(wiring.Component):
 
         m.d.comb += [self.results.p.visit.eq(s.job.visit), self.results.p.slot.eq(s.job.slot)]
         m.d.comb += self.results.p.split.eq(s.scanner.splits.p)
+        # The header's payload whatever the state (only its valid depends on it): the
+        # scanner loads the payload in every cycle it waits, and its sum of the totals was
+        # the end of a path from this FSM's state (a 2-PE trainer placed at 98.6 MHz).
+        m.d.comb += [s.scanner.segments.p.class_counts.eq(self.totals),
+                     s.scanner.segments.p.rows.eq(self.segment_length)]
 
         with m.FSM(init="Idle"):
             self._idle(m, s)
@@ -421,10 +426,7 @@ class FeatureLane(wiring.Component):
         """Offer the scanner a segment's header (its entries are read already, or from
         this cycle on). The node's totals and segment are held by the controller while it
         scans; the scanner takes a header in every cycle the lane is idle."""
-        scanner = s.scanner
-        m.d.comb += [scanner.segments.valid.eq(1),
-                     scanner.segments.p.class_counts.eq(self.totals),
-                     scanner.segments.p.rows.eq(self.segment_length)]
+        m.d.comb += s.scanner.segments.valid.eq(1)
 
     def _scan(self, m, s):
         """Scanning one slot's segment for the best split."""

@@ -12,6 +12,8 @@ contains.
 from amaranth.hdl import Cat, Mux
 from amaranth.lib import data
 
+from hw.pe.read_address import ADDRESS_SELECTS
+
 __all__ = ["in_states", "sorter_invariants", "partition_invariants", "pe_invariants",
            "trainer_invariants"]
 
@@ -84,6 +86,9 @@ def pe_invariants(prefix="", servers=True):
         & (at(s, "node_after") == at(s, "node") + 2)
         & (at(s, "level_end_next") == at(s, "level_end") + 1)
         & (at(s, "next_is_end") == (at(s, "node") + 1 == at(s, "level_end"))))
+    found[f"each address select register is its states' decode{where}"] = (
+        lambda s: Cat(at(s, f"state_is_{group}") == in_states(at(s, "fsm_state"), *states)
+                      for group, states in ADDRESS_SELECTS.items()).all())
     found[f"nodes_full is next_node + 2 > max_nodes{where}"] = (
         lambda s: at(s, "nodes_full") == (at(s, "next_node") + 2 > _max_nodes(s, prefix)))
     found[f"a refused start is seen only in the state after the start, or Idle{where}"] = (

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from amaranth.hdl import Cat, Const, Mux, Signal
 
 from hw.lane import LaneCommand
+from hw.pe.read_address import ADDRESS_SELECTS, read_addresses
 
 __all__ = ["Controller"]
 
@@ -28,6 +29,7 @@ class Controller:
         self.g = pe.geometry
         self.m = m
         self.s = s
+        self.selects = {group: Signal(name=f"state_is_{group}") for group in ADDRESS_SELECTS}
 
     def build(self):
         m, s, pe = self.m, self.s, self.pe
@@ -35,7 +37,7 @@ class Controller:
         # one: its wide enable is an OR of two registers, outside the state machine (every
         # state's start took it, so the state's decode reached the enable, and with it the
         # PE's state routed across the die and back: the system's path, 87.7 MHz).
-        m.d.sync += s.take_queued.eq(0)
+        m.d.sync += [s.take_queued.eq(0), s.input_bad.eq(0)]     # (pulses, set in a state)
         with m.If(pe.start):
             m.d.sync += s.config.eq(s.port_config)
         with m.Elif(s.take_queued):
@@ -51,53 +53,8 @@ class Controller:
         # other states' decodes was shared with their cones and reached the in-bag
         # builder's reset through eight LUT levels).
         self.m.d.comb += self.pe.busy.eq(~fsm.ongoing("Idle"))
-        self._node_read_address(fsm)
-        self._review_read_address(fsm)
+        read_addresses(m, s, self.selects)
         return fsm
-
-    def _node_read_address(self, fsm):
-        """The node memory's read address, one select of three registers by the state
-        alone: ``node`` where a level's node is read ahead of its review (``Read a node``;
-        at a level's end ``node`` is ``level_end``, the next level's first node, read for
-        ``next_level``), ``write_index`` while the tree is written, ``node_next`` in every
-        other state (the next node, reviewed after ``Review the node`` or a decision). No
-        state's condition reaches it (each state read its own address under its own
-        conditions, and the state's decode with them took six LUT levels to the block
-        RAM: the system's path, 93.4 MHz)."""
-        m, s = self.m, self.s
-        reading_node = (fsm.ongoing("Read a node") | fsm.ongoing("End of the level") |
-                        fsm.ongoing("Read a partition job"))
-        m.d.comb += s.node_read.addr.eq(Mux(fsm.ongoing("Write the tree"), s.write_index,
-                                            Mux(reading_node, s.node, s.node_next)))
-
-    def _review_read_address(self, fsm):
-        """The review memory's read address, one select by the state alone (no state's
-        condition reaches it; each state read its own under its review's conditions: the
-        system's path, 98.7 MHz). The bits read in a cycle are those of the node reviewed
-        two cycles later (``s.review_bits``): a review of node ``n`` in cycle ``t`` needs
-        ``n`` read in ``t - 2`` and, for the leaf after it, ``n + 1`` in ``t - 1``, so every
-        state that can come two or one cycles before a review reads accordingly:
-
-        - where a node is left for the next (``Review the node``, ``Decide``, ``Write the
-          right child``), the node after the next, or at the level's end the next level's
-          first (``End of the level`` can come between);
-        - a cycle before a review or a decision (``Read a node``, ``Wait for the scans``,
-          ``Write the left child``), the next node;
-        - at a level's end, ``level_end`` or ``level_end + 1`` for the next level's first
-          two nodes, as ``next_level`` can come now or after the partition;
-        - the root's own bits before its review (every other state reads it, in vain)."""
-        m, s = self.m, self.s
-        def ongoing(*names):
-            return Cat(fsm.ongoing(name) for name in names).any()
-        leaving = ongoing("Review the node", "Decide", "Write the right child")
-        ahead = ongoing("Read a node", "Wait for the scans", "Write the left child")
-        m.d.comb += s.review_address.eq(
-            Mux(leaving, Mux(s.next_is_end, s.level_end, s.node_after),
-                Mux(ahead, s.node_next,
-                    Mux(fsm.ongoing("End of the level"), s.level_end_next,
-                        Mux(fsm.ongoing("Read a partition job"),
-                            Mux(s.lanes_draining, s.level_end, s.level_end_next),
-                            Mux(fsm.ongoing("Wait for the partition"), s.level_end, 0))))))
 
     # ------------------------------------------------------------------ helpers
     @contextmanager
@@ -106,6 +63,13 @@ class Controller:
         with self.m.State(name):
             yield
             self.on_start()
+
+    def goto(self, name):
+        """``m.next = name``, and the address selects (``ADDRESS_SELECTS``) of state
+        ``name`` into their registers in the same place (so under the same conditions)."""
+        self.m.next = name
+        self.m.d.sync += [self.selects[group].eq(name in states)
+                          for group, states in ADDRESS_SELECTS.items()]
 
     def on_start(self):
         """A start (re)begins a tree from any state; it wins over the state's own moves."""
@@ -123,9 +87,9 @@ class Controller:
                          s.lane_go.eq(0), s.start_inbag.eq(~s.config_bad),
                          s.start_prologue.eq(port_config.sparse & ~s.config_bad)]
             with m.If(port_config.sparse):
-                m.next = "Wait for the prologue"
+                self.goto("Wait for the prologue")
             with m.Else():
-                m.next = "Draw the bootstrap"
+                self.goto("Draw the bootstrap")
             # Whatever was queued or prefetched is abandoned with the running tree (the
             # sparse fill stops writing on the start itself).
             m.d.sync += [s.queued.eq(0), s.inbag_for_queued.eq(0), s.prefetched.eq(0),
@@ -138,7 +102,7 @@ class Controller:
         m.d.comb += s.promoting.eq(1)
         m.d.sync += [s.take_queued.eq(1), s.queued.eq(0), s.start_refused.eq(0),
                      s.past_prologue.eq(0), s.cycles_restart.eq(1)]
-        m.next = "Take the queued tree"
+        self.goto("Take the queued tree")
 
     def take_queued(self):
         """The cycle after a promotion: the configuration loads from the queued one, and the
@@ -149,10 +113,10 @@ class Controller:
         with m.If(s.queued_config.sparse):
             with m.If(~s.prefetched):
                 m.d.sync += [s.start_inbag.eq(1), s.start_prologue.eq(1)]
-            m.next = "Wait for the prologue"
+            self.goto("Wait for the prologue")
         with m.Else():
             m.d.sync += s.start_inbag.eq(1)
-            m.next = "Draw the bootstrap"
+            self.goto("Draw the bootstrap")
 
     def command_lanes(self, command, lane=None):
         """The lanes (or only lane number ``lane``, a value) get ``command`` in the next
@@ -165,7 +129,7 @@ class Controller:
 
     def abort(self, flag):
         self.m.d.sync += [flag.eq(1), self.s.queued.eq(0), self.s.draw_valid.eq(0)]
-        self.m.next = "Idle"
+        self.goto("Idle")
 
     def set_node(self, node, level_end=None):
         """``node`` (and ``level_end``, if given) from the next cycle, with the registers
@@ -191,24 +155,26 @@ class Controller:
         m, s = self.m, self.s
         self.set_node("next")
         with m.If(s.next_is_end):
-            m.next = "End of the level"
+            self.goto("End of the level")
         with m.Else():
-            m.next = "Review the node"
+            self.goto("Review the node")
 
     def next_level(self):
         """The level's partition is done: the next level, or the tree is written if the
-        level made no children. Its first record is read now: both states that come here
-        read ``node``, which is ``level_end``, whatever they decide (in vain before the
-        tree is written), so the node memory's address waits for no compare."""
+        level made no children. Its first record was read two cycles ahead, at the review
+        memory's address (``level_end``), whatever they decide (in vain before the tree
+        is written), so the node memory's address waits for no compare."""
         m, s = self.m, self.s
         m.d.sync += s.jobs_queued.eq(0)
         self.set_node(s.level_end, level_end=s.next_node)
+        m.d.sync += s.childless.eq(1)
         with m.If(s.level_end == s.next_node):
-            m.d.sync += [s.write_index.eq(0), s.write_staged.eq(0), s.write_held.eq(0),
-                         *s.write_out.clear()]
-            m.next = "Write the tree"
+            # (the root's record was read in this cycle: see ``build``)
+            m.d.sync += [s.write_index.eq(1), s.write_staged.eq(1), s.write_staged_index.eq(0),
+                         s.write_banked.eq(0), s.write_held.eq(0), *s.write_out.clear()]
+            self.goto("Write the tree")
         with m.Else():
-            m.next = "Review the node"
+            self.goto("Review the node")
 
     # ------------------------------------------------------------------ the fill
     def _fill_states(self):
@@ -221,7 +187,7 @@ class Controller:
 
         with self.state("Draw the bootstrap"):
             with m.If(s.start_refused):
-                m.next = "Idle"
+                self.goto("Idle")
             with m.Elif(inbag.weights_ready & (inbag.inbag_rows > g.max_inbag_rows)):
                 # More distinct rows than a list holds: stop before the fill writes any.
                 self.abort(pe.inbag_overflow)
@@ -233,10 +199,10 @@ class Controller:
                 with m.If(config.thesis_mode):
                     m.d.sync += [s.lists_needed.eq(1), s.draw_valid.eq(1),
                                  s.draw_bound.eq(config.n_features)]
-                    m.next = "Draw the tree's feature"
+                    self.goto("Draw the tree's feature")
                 with m.Else():
                     m.d.sync += s.lists_needed.eq((config.n_features + (g.feature_lanes - 1)) >> g.lane_bits)
-                    m.next = "Fill the lists"
+                    self.goto("Fill the lists")
 
         with self.state("Draw the tree's feature"):
             # The request comes from registers (``draw_valid``, ``draw_bound``, set when
@@ -246,13 +212,13 @@ class Controller:
                 m.d.sync += s.draw_valid.eq(0)
             with m.If(inbag.draws.valid):
                 m.d.sync += s.tree_feature.eq(inbag.draws.p.value)
-                m.next = "Fill the lists"
+                self.goto("Fill the lists")
 
         with self.state("Wait for the prologue"):
             # The sparse fill's prologue (maybe run ahead while the last tree trained).
             sparse = s.sparse
             with m.If(s.start_refused):
-                m.next = "Idle"
+                self.goto("Idle")
             with m.Elif(sparse.ready):
                 m.d.comb += s.prologue_taken.eq(1)
                 with m.If(sparse.bad):
@@ -262,7 +228,7 @@ class Controller:
                     # it is reviewed, each long before the root's scan reads it.
                     m.d.comb += sparse.begin_write.eq(1)
                     m.d.sync += [s.tree_feature.eq(sparse.feature), s.root_counts.eq(sparse.counts)]
-                    m.next = "Write the root"
+                    self.goto("Write the root")
 
         self._fill_lists_state()
 
@@ -278,14 +244,15 @@ class Controller:
                          *pe._review_bits(s, root_leaf, 0)]
             self.set_node(Const(0, len(s.node)), level_end=Const(1, len(s.level_end)))
             m.d.sync += [s.next_node.eq(1), s.nodes_full.eq(1 + 2 > g.max_nodes), s.jobs_queued.eq(0),
+                         s.childless.eq(1), s.write_index.eq(0),
                          s.past_prologue.eq(config.thesis_mode)]
-            m.next = "Root written"
+            self.goto("Root written")
 
         with self.state("Root written"):
             # The root's record and review bits reach their memories at the end of this
-            # cycle (the write registers); its bits are read now (the review memory is
-            # transparent), its record in "Read a node".
-            m.next = "Read a node"
+            # cycle (the write registers); both are read now (both memories' reads see
+            # a write of their own cycle), two cycles before the root's review.
+            self.goto("Read a node")
 
     def _fill_lists_state(self):
         """The requested slots' presorted words through the filter into the lanes."""
@@ -303,7 +270,11 @@ class Controller:
             with m.If(pe.list_requests.valid & pe.list_requests.ready):
                 m.d.sync += s.lists_requested.eq(s.lists_requested + 1)
             # Malformed lists stop the tree: every list has n_rows entries, labels < classes.
-            input_bad = Signal()
+            # The verdict is registered and stops the tree a cycle later (the list's last
+            # word is counted at that edge, so the fill cannot be done before it): the
+            # transfer depends on the state through the in-bag builder's ready, and its
+            # check reached the state register's enable across the die and back (the
+            # system's seed 3 of the twenty-seventh round, 93.0 MHz).
             with m.If(pe.presorted.valid & pe.presorted.ready):
                 at_end = s.input_position == config.n_rows - 1
                 m.d.sync += s.input_position.eq(Mux(at_end, 0, s.input_position + 1))
@@ -314,7 +285,7 @@ class Controller:
                                     for index in range(g.feature_lanes)).any()
                 else:
                     bad_label = Const(0)
-                m.d.comb += input_bad.eq((pe.presorted.p.last != at_end) | bad_label)
+                m.d.sync += s.input_bad.eq((pe.presorted.p.last != at_end) | bad_label)
             # The permutation memory of the feature draws is cleared on the way.
             with m.If(s.clear_index < config.n_features):
                 m.d.comb += [s.permutation_write.addr.eq(s.clear_index), s.permutation_write.data.eq(0),
@@ -335,13 +306,13 @@ class Controller:
                 with m.If(fill_present[0] & (s.fill_bases[0] == 0)):
                     label = fill_entries[0].code[g.code_bits:]
                     m.d.sync += s.root_counts[label].eq(s.root_counts[label] + fill_entries[0].weight)
-            with m.If(input_bad):
+            with m.If(s.input_bad):
                 self.abort(pe.bad_input)
             # Done when every slot was taken to its end and the filter has written its
             # last in-bag entries (rows of weight 0 may follow the last in-bag row).
             with m.Elif((s.lists_received == s.lists_needed) & ~inbag.filtering &
                         (s.clear_index >= config.n_features)):
-                m.next = "Write the root"
+                self.goto("Write the root")
 
     # ------------------------------------------------------------------ one level: every node in index order
     def _review_states(self):
@@ -350,14 +321,14 @@ class Controller:
         config, combiner = s.config, s.combiner
         with self.state("Read a node"):
             with m.If(s.node == s.level_end):
-                m.next = "End of the level"
+                self.goto("End of the level")
             with m.Else():
-                m.next = "Review the node"
+                self.goto("Review the node")
 
         with self.state("Review the node"):
             # The next node's record is read whatever this one turns out to be (its
             # address never waits for this record's read).
-            record = s.node_read.data
+            record = s.node_read.read_data
             # The combiner is cleared whatever the node turns out to be (nothing reads it
             # before this node's decision; a leaf's clear is harmless), so the review
             # memory's read reaches none of its registers' resets.
@@ -370,7 +341,7 @@ class Controller:
             with m.Elif(review.deepest):
                 # (aborted in a state of its own: the review memory's read reaches no
                 # more than the next state, not the queue and the flags)
-                m.next = "Too deep"
+                self.goto("Too deep")
             with m.Else():
                 m.d.sync += [s.visited.eq(0), s.position.eq(0), s.tag.eq(s.node_next)]
                 # Thesis mode needs no constant check: a constant segment of the tree's
@@ -380,16 +351,16 @@ class Controller:
                 with m.If(config.thesis_mode):
                     self.command_lanes(LaneCommand.SCAN, 0)
                     m.d.sync += s.visited.eq(1)
-                    m.next = "Wait for the scans"
+                    self.goto("Wait for the scans")
                 with m.Else():
                     self.command_lanes(LaneCommand.CONSTANT)
-                    m.next = "Check constant features"
+                    self.goto("Check constant features")
 
         with self.state("Too deep"):
             self.abort(pe.depth_overflow)
 
         with self.state("Check constant features"):
-            m.next = "Wait for the constant check"
+            self.goto("Wait for the constant check")
 
         with self.state("Wait for the constant check"):
             with m.If(~s.lanes_busy):
@@ -397,7 +368,7 @@ class Controller:
                              config.features_per_split, s.nonconstant_total)
                 m.d.sync += [s.wanted.eq(wanted), s.draw_valid.eq(s.any_nonconstant),
                              s.draw_bound.eq(config.n_features)]
-                m.next = "Draw a feature"
+                self.goto("Draw a feature")
 
     def _draw_states(self):
         """Draw the node's features one by one and send the non-constant ones to their
@@ -409,14 +380,14 @@ class Controller:
             # and ``draw_bound`` (n_features - position), set in the state before.
             m.d.comb += inbag.draws.ready.eq(1)
             with m.If(s.visited == s.wanted):
-                m.next = "Wait for the scans"
+                self.goto("Wait for the scans")
             with m.If(s.draw_valid & inbag.draw_requests.ready):
                 m.d.sync += s.draw_valid.eq(0)
             with m.If(inbag.draws.valid):
                 m.d.comb += [s.chosen_read.addr.eq(inbag.draws.p.value + s.position),
                              s.position_read.addr.eq(s.position)]
                 m.d.sync += s.drawn_feature.eq(inbag.draws.p.value + s.position)
-                m.next = "Swap"
+                self.goto("Swap")
 
         with self.state("Swap"):
             # Partial Fisher-Yates on a permutation whose untouched entries are the identity
@@ -430,7 +401,7 @@ class Controller:
             for lane in lanes:
                 m.d.comb += lane.constant_slot.eq(feature >> lane_bits)
             m.d.sync += s.drawn_feature.eq(feature)
-            m.next = "Visit the drawn feature"
+            self.goto("Visit the drawn feature")
 
         with self.state("Visit the drawn feature"):
             drawn_feature = s.drawn_feature
@@ -449,13 +420,13 @@ class Controller:
             m.d.sync += [s.visited.eq(s.visited + visiting), s.position.eq(s.position + 1),
                          s.draw_valid.eq(s.visited + visiting < s.wanted),
                          s.draw_bound.eq(s.draw_bound - 1)]
-            m.next = "Draw a feature"
+            self.goto("Draw a feature")
 
         with self.state("Wait for the scans"):
             # The next node's first draw bound, shown to the generator from now on.
             m.d.sync += s.draw_bound.eq(s.config.n_features)
             with m.If(s.combiner.combined == s.visited):
-                m.next = "Decide"
+                self.goto("Decide")
 
     def _decide_states(self):
         """The node's best split: its record, its children's records and its partition job."""
@@ -474,7 +445,7 @@ class Controller:
                              node_write.data.split.eq(1), node_write.data.feature.eq(s.split_feature),
                              node_write.data.threshold.eq(best_split.threshold),
                              node_write.data.left.eq(s.next_node)]
-                m.next = "Write the left child"
+                self.goto("Write the left child")
 
         with self.state("Write the left child"):
             m.d.sync += s.right_child_decision
@@ -484,7 +455,7 @@ class Controller:
                          node_write.data.depth.eq(s.child_depth),
                          node_write.data.start.eq(current.start),
                          *pe._review_bits(s, s.left_is_leaf, s.child_depth)]
-            m.next = "Write the right child"
+            self.goto("Write the right child")
 
         with self.state("Write the right child"):
             m.d.comb += [node_write.addr.eq(s.next_node + 1), node_write.en.eq(1),
@@ -494,7 +465,7 @@ class Controller:
                          node_write.data.start.eq(current.start + s.rows_left),
                          *pe._review_bits(s, s.right_is_leaf, s.child_depth)]
             # Whether two more children fit is known before the next Decide needs it.
-            m.d.sync += [s.next_node.eq(s.next_node + 2),
+            m.d.sync += [s.next_node.eq(s.next_node + 2), s.childless.eq(0),
                          s.nodes_full.eq(s.next_node + 4 > g.max_nodes)]
             # Children that will both be leaves need no partition (nothing reads them);
             # one list (thesis mode) is partitioned by construction.
@@ -518,7 +489,7 @@ class Controller:
             with m.If(s.jobs_queued == 0):
                 self.next_level()
             with m.Else():
-                m.next = "Read a partition job"
+                self.goto("Read a partition job")
 
         with self.state("Read a partition job"):
             # The next level's first record (``node``) is read whether or not the lanes
@@ -528,7 +499,7 @@ class Controller:
                 with m.If(~s.lanes_draining):     # the next level reads the lists
                     self.next_level()
             with m.Else():
-                m.next = "Load the partition job"
+                self.goto("Load the partition job")
 
         with self.state("Load the partition job"):
             m.d.comb += s.job_read.addr.eq(s.job_index)
@@ -536,23 +507,23 @@ class Controller:
             m.d.sync += [s.segment_start.eq(job.start), s.segment_length.eq(job.length),
                          s.threshold.eq(job.threshold), s.go_left_slot.eq(job.feature >> lane_bits)]
             self.command_lanes(LaneCommand.GO_LEFT, job.feature[:lane_bits] if lane_bits else 0)
-            m.next = "Go left"
+            self.goto("Go left")
 
         with self.state("Go left"):
-            m.next = "Wait for the go-left bits"
+            self.goto("Wait for the go-left bits")
 
         with self.state("Wait for the go-left bits"):
             with m.If(~s.lanes_busy):
                 self.command_lanes(LaneCommand.PARTITION)
-                m.next = "Partition the lists"
+                self.goto("Partition the lists")
 
         with self.state("Partition the lists"):
-            m.next = "Wait for the partition"
+            self.goto("Wait for the partition")
 
         with self.state("Wait for the partition"):
             with m.If(~s.lanes_busy):
                 m.d.sync += s.job_index.eq(s.job_index + 1)
-                m.next = "Read a partition job"
+                self.goto("Read a partition job")
 
     # ------------------------------------------------------------------ the tree writer
     def _write_states(self):
@@ -566,19 +537,20 @@ class Controller:
             # (the skid register) empty; so the node memory's read enable never depends
             # on ``nodes.ready``, and the node goes out formatted from a register.
             out = s.write_out
+            # The node memory's two read stages move together (``advance``).
             held_moves = out.feed(m, s.write_held, s.formatted, pe.nodes.ready & ~writing)
-            staged_moves = s.write_staged & (~s.write_held | held_moves)
-            advance = ~s.write_staged | staged_moves
-            m.d.comb += [s.node_read.en.eq(advance & (s.write_index < s.next_node)),
-                         pe.nodes.valid.eq(out.valid & ~writing)]
+            banked_moves = s.write_banked & (~s.write_held | held_moves)
+            advance = ~s.write_banked | banked_moves
+            m.d.comb += [s.node_read.read_en.eq(advance), pe.nodes.valid.eq(out.valid & ~writing)]
             with m.If(advance):
                 m.d.sync += [s.write_staged.eq(s.write_index < s.next_node),
-                             s.write_staged_index.eq(s.write_index)]
+                             s.write_staged_index.eq(s.write_index),
+                             s.write_banked.eq(s.write_staged), s.write_banked_index.eq(s.write_staged_index)]
                 with m.If(s.write_index < s.next_node):
                     m.d.sync += s.write_index.eq(s.write_index + 1)
-            with m.If(staged_moves):
-                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.data),
-                             s.write_held_index.eq(s.write_staged_index)]
+            with m.If(banked_moves):
+                m.d.sync += [s.write_held.eq(1), s.write_held_record.eq(s.node_read.read_data),
+                             s.write_held_index.eq(s.write_banked_index)]
             with m.Elif(held_moves):
                 m.d.sync += s.write_held.eq(0)
             with m.If(out.valid & ~writing & pe.nodes.ready & out.payload.last):
@@ -587,6 +559,6 @@ class Controller:
                     self.promote()
                 with m.Else():
                     m.d.sync += pe.done.eq(1)
-                    m.next = "Idle"
+                    self.goto("Idle")
         with self.state("Take the queued tree"):
             self.take_queued()

@@ -20,6 +20,7 @@ from hw.checks import refuse_construction
 from hw.inbag import InBagBuilder
 from hw.lane import FeatureLane, LaneCommand, lane_slots
 from hw.partition import decision_layout
+from hw.pe.node_memory import TransparentBankedMemory
 from hw.pe.combiner import LaneCombiner
 from hw.pe.controller import Controller
 from hw.checks import bits
@@ -222,16 +223,24 @@ class ProcessingElement(wiring.Component):
             m.submodules[f"lane{index}"] = ResetInserter(s.lanes_reset)(lane)
             s.lanes.append(lane)
 
-        m.submodules.node_memory = node_memory = Memory(shape=g.record_layout, depth=g.max_nodes, init=[])
+        # The node memory is banked (``hw.pe.node_memory``: every bank's word registered as it
+        # leaves its block RAMs, then the addressed bank's selected): a one-cycle read
+        # ended in the multiplexer over its block RAMs before the review's registers (the
+        # system's path, 97.1 MHz). Banks of 512 records, one block RAM deep on either
+        # chip (DP16KD 512 x 36, M20K 512 x 40). It is read two cycles ahead of a review,
+        # at the review memory's address, and by the tree writer; as the review memory,
+        # a read sees the write of its own cycle (a child reviewed right after the level
+        # that wrote it, in thesis mode; the root).
+        m.submodules.node_memory = node_memory = TransparentBankedMemory(
+            shape=g.record_layout, depth=g.max_nodes, bank_depth=512)
         # The controller's writes (the root, a decision, the children) are selected by its
         # state in their cycle; they reach the node and review memories a cycle later, from
         # registers, so the memories' write ports see no state decode (``docs/timing.md``).
-        node_port = node_memory.write_port()
-        s.node_write = Signal(StructLayout({"addr": len(node_port.addr), "en": 1,
+        s.node_write = Signal(StructLayout({"addr": len(node_memory.write_addr), "en": 1,
                                             "data": g.record_layout}))
-        m.d.sync += [node_port.addr.eq(s.node_write.addr), node_port.en.eq(s.node_write.en),
-                     node_port.data.eq(s.node_write.data)]
-        s.node_read = node_memory.read_port()
+        m.d.sync += [node_memory.write_addr.eq(s.node_write.addr), node_memory.write_en.eq(s.node_write.en),
+                     node_memory.write_data.eq(s.node_write.data)]
+        s.node_read = node_memory
         # The review bits of every node, written at the node memory's addresses. They are
         # read two cycles ahead of their review into a register (``review_bits``), so the
         # memory's output reaches no further than that register; the controller says
@@ -246,7 +255,7 @@ class ProcessingElement(wiring.Component):
         s.review_bits = Signal(g.review_layout)
         review_staged = Signal(g.review_layout)
         m.d.sync += review_staged.eq(s.review_data)
-        m.d.comb += [review_write.addr.eq(node_port.addr), review_write.en.eq(node_port.en),
+        m.d.comb += [review_write.addr.eq(node_memory.write_addr), review_write.en.eq(node_memory.write_en),
                      review_write.data.eq(review_staged), review_read.addr.eq(s.review_address)]
         m.d.sync += s.review_bits.eq(review_read.data)
         m.submodules.job_memory = job_memory = Memory(shape=g.job_layout, depth=g.job_depth, init=[])
@@ -341,11 +350,13 @@ class ProcessingElement(wiring.Component):
         s.fill_addresses = [Signal(fill_address_bits, name=f"fill{index}_address")
                             for index in range(g.feature_lanes)]
         s.input_position = Signal(g.row_bits + 1)
+        s.input_bad = Signal()                          # a malformed presorted word, a cycle late
         s.clear_index = Signal(count_bits)
         s.root_counts = Signal(g.counts_layout)
         s.root_too_small = Signal()                     # _too_small of the root's rows, a cycle late
 
         s.next_node = Signal(g.node_bits + 1)           # nodes created so far
+        s.childless = Signal()                          # no child made in this level yet
         s.nodes_full = Signal()                         # next_node + 2 > max_nodes, registered
         s.start_refused = Signal()                      # the last start's configuration failed
         s.node = Signal(g.node_bits + 1)                # node under review
@@ -375,12 +386,15 @@ class ProcessingElement(wiring.Component):
         s.draw_valid = Signal(name="draw_valid")
         s.draw_bound = Signal(_draw_bound_bits(g), name="draw_bound")
 
-        # The tree writer's pipeline (``Write the tree``): the node memory's read
-        # (``write_staged``), the record registered as read (``write_held``), then the
-        # formatted node in the output register (``write_out``) with a skid register.
+        # The tree writer's pipeline (``Write the tree``): the node memory's two read
+        # stages, moving together (``write_staged``, then ``write_banked``), the record
+        # registered (``write_held``), then the formatted node in the output register
+        # (``write_out``) with a skid register.
         s.write_index = Signal(g.node_bits + 1)
         s.write_staged = Signal()
         s.write_staged_index = Signal(g.node_bits + 1)
+        s.write_banked = Signal()
+        s.write_banked_index = Signal(g.node_bits + 1)
         s.write_held = Signal()
         s.write_held_record = Signal(g.record_layout)
         s.write_held_index = Signal(g.node_bits + 1)
