@@ -31,11 +31,13 @@ def segment_layout(classes, count_bits, row_bits):
 
 
 def entry_layout(code_bits, classes, count_bits):
-    """One entry of a sorted segment; ``last`` on the segment's final entry; its weight
-    ``w`` (an in-bag row's multiplicity, at least 1) as ``weight_less_one``, ``w - 1``, as
-    the lists store it (so no adder lies between a list's read and the scan's products)."""
+    """One entry of a sorted segment; ``last`` on the segment's final entry; its label
+    one-hot (``label_one_hot``: bit ``c`` set for class ``c``, so the class counts are
+    selected by an AND-OR, not a decoded multiplexer); its weight ``w`` (an in-bag row's
+    multiplicity, at least 1) as ``weight_less_one``, ``w - 1``, as the lists store it (so
+    no adder lies between a list's read and the scan's products)."""
     return data.StructLayout({
-        "code": code_bits, "label": range(classes), "weight_less_one": count_bits, "last": 1,
+        "code": code_bits, "label_one_hot": classes, "weight_less_one": count_bits, "last": 1,
     })
 
 
@@ -58,6 +60,16 @@ def _lowest(m, mask):
         with m.If(mask[c]):
             m.d.comb += index.eq(c)
     return index
+
+
+def _select(m, counts, one_hot):
+    """The count whose bit is set in ``one_hot`` (0 when none is)."""
+    selected = 0
+    for c in range(len(one_hot)):
+        selected = selected | Mux(one_hot[c], counts[c], 0)
+    chosen = Signal.like(counts[0])
+    m.d.comb += chosen.eq(selected)
+    return chosen
 
 
 class GiniScanner(wiring.Component):
@@ -177,7 +189,10 @@ class GiniScanner(wiring.Component):
         entry = self.entries.p
         # The weight comes as w - 1 (``less``): w L_c = (w - 1) L_c + L_c, and
         # w^2 = (w - 1)^2 + 2 (w - 1) + 1, so no adder stands in front of the products.
-        less, left_count, right_count = entry.weight_less_one, left[entry.label], right[entry.label]
+        # The label comes one-hot: a count is selected by an AND-OR of the counts, and each
+        # count's update reads only itself, under its bit.
+        one_hot, less = entry.label_one_hot, entry.weight_less_one
+        left_count, right_count = _select(m, left, one_hot), _select(m, right, one_hot)
         product_left = logic_product_rows(m, "product_left", left_count, less, plus=[(0, left_count)])
         product_right = logic_product_rows(m, "product_right", right_count, less, plus=[(0, right_count)])
         square = logic_product_rows(m, "square", less, less, plus=[(1, less), (0, Const(1, 1))])
@@ -250,8 +265,9 @@ class GiniScanner(wiring.Component):
                     m.d.sync += [
                         stepped.eq(1),
                         # + w is + (w - 1) + 1; - w is + ~(w - 1), modulo the count width
-                        left[entry.label].eq(left_count + less + 1),
-                        right[entry.label].eq(right_count + ~less),
+                        *[counts[c].eq(Mux(one_hot[c], counts[c] + step, counts[c]))
+                          for counts, step in ((left, less + 1), (right, ~less))
+                          for c in range(classes)],
                         left_weight.eq(left_weight + less + 1),
                         right_weight.eq(right_weight + ~less),
                         left_rows.eq(left_rows + 1),

@@ -267,7 +267,16 @@ class FeatureLane(wiring.Component):
         s.staged = output.valid
         s.entry = Signal(self.entry_layout)
         held = output.payload
-        s.entry_weight_less_one = held.stored.weight_less_one     # (the scanner's form)
+        # The scanner's copies of the label (one-hot) and of the weight (complemented), loaded
+        # with the output register, so they are placed by the scanner's class select and
+        # products, not by the bank (the trainer's seed 1 and the cmc PE's seeds 1 and 2 of
+        # the twenty-seventh round ended on that route).
+        s.entry_label_one_hot = output.copy(
+            m, self.classes, lambda incoming: (Const(1, 1) << incoming.stored.code[self.code_bits:])[:self.classes],
+            name="entry_label_one_hot")
+        s.entry_weight_complement = output.copy(
+            m, len(held.stored.weight_less_one), lambda incoming: ~incoming.stored.weight_less_one,
+            name="entry_weight_complement")
         m.d.comb += [s.entry.row.eq(held.stored.row), s.entry.code.eq(held.stored.code),
                      s.entry.weight.eq(held.stored.weight_less_one + 1), s.entry.last.eq(held.last)]
         advance = ~staged | staged_moves
@@ -291,7 +300,6 @@ class FeatureLane(wiring.Component):
         s.reader_idle = ~staged & remaining_zero        # every entry read from the bank
         s.staged_last = s.entry.last
         s.entry_code = s.entry.code[:self.code_bits]
-        s.entry_label = s.entry.code[self.code_bits:]
         # The constant check reads the bank directly (two reads per slot, no stream).
         s.read_code = s.bank_read.data.code[:self.code_bits]
 
@@ -434,8 +442,8 @@ class FeatureLane(wiring.Component):
         # The payloads go to their consumers whatever the state (only valid and ready
         # depend on it), so no state decode lies between the reader's registers and the
         # scanner's products.
-        m.d.comb += [scanner.entries.p.code.eq(s.entry_code), scanner.entries.p.label.eq(s.entry_label),
-                     scanner.entries.p.weight_less_one.eq(s.entry_weight_less_one),
+        m.d.comb += [scanner.entries.p.code.eq(s.entry_code), scanner.entries.p.label_one_hot.eq(s.entry_label_one_hot),
+                     scanner.entries.p.weight_less_one.eq(~s.entry_weight_complement),
                      scanner.entries.p.last.eq(s.staged_last)]
         with m.State("Scan the segment"):
             m.d.comb += [scanner.entries.valid.eq(s.staged),

@@ -33,13 +33,27 @@ class SkidOutput:
         the feeding stage's entry moves (``valid`` and the skid register empty)."""
         moves = Signal(name=f"{self._name}_moves")
         m.d.comb += moves.eq(valid & ~self.skid_valid)
-        with m.If(~self.valid | ready):
+        self._loads = ~self.valid | ready
+        self._incoming = Signal.like(self.payload, name=f"{self._name}_incoming")
+        m.d.comb += self._incoming.eq(Mux(self.skid_valid, self.skid, payload))
+        with m.If(self._loads):
             m.d.sync += [self.valid.eq(self.skid_valid | moves),
-                         self.payload.eq(Mux(self.skid_valid, self.skid, payload)),
+                         self.payload.eq(self._incoming),
                          self.skid_valid.eq(0)]
         with m.Elif(moves):
             m.d.sync += [self.skid.eq(payload), self.skid_valid.eq(1)]
         return moves
+
+    def copy(self, m, shape, form, *, name):
+        """A register of its own that holds ``form(payload)`` whenever the output register
+        holds ``payload`` (loaded with it, after :meth:`feed`): a consumer far from the
+        output register reads its own copy. ``form`` must not be the identity (synthesis
+        merges equal registers, whatever their names), so the copy holds another form of
+        the bits: a one-hot label, a complemented weight."""
+        register = Signal(shape, name=name)
+        with m.If(self._loads):
+            m.d.sync += register.eq(form(self._incoming))
+        return register
 
     def clear(self):
         """Statements (for ``m.d.sync``) that drop whatever the registers hold."""

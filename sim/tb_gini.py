@@ -35,7 +35,8 @@ class GiniTestbench(StreamTestbench):
         header["class_counts"] = sum(int(t) << (c * self.count_bits) for c, t in enumerate(totals))
         self.segments.send(header)
         for i, (code, label, weight) in enumerate(zip(codes, labels, weights)):
-            self.entries.send({"code": int(code), "label": int(label), "weight_less_one": int(weight) - 1,
+            self.entries.send({"code": int(code), "label_one_hot": 1 << int(label),
+                               "weight_less_one": int(weight) - 1,
                                "last": int(i == len(codes) - 1)})
 
     async def check(self, codes, labels, weights, min_samples_leaf, label):
