@@ -35,6 +35,7 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from hw.flows.fmax_record import design_digest
@@ -202,6 +203,19 @@ def write_fits(fits, path):
     path.write_text(json.dumps(record, indent=1) + "\n")
 
 
+def _measure(tasks, folder, jobs):
+    """The PE's and the one-PE system's estimates of each task, in the tasks' order, as
+    they come: up to ``jobs`` Yosys runs at once (each estimate is cached on its own, so
+    runs that share the cache folder never do one twice once it is written)."""
+    calls = [call for _, _, parameters, cache in tasks
+             for call in ((cache, parameters, folder),
+                          (f"{cache}_system", system_parameters(parameters), folder, "forest_system"))]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = pool.map(lambda call: _estimate_cached(*call), calls)
+        for pe in results:
+            yield pe, next(results)
+
+
 def main(argv=None):
     from sw.data.datasets import THESIS_HARDWARE_DATASETS, available, load
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -209,38 +223,44 @@ def main(argv=None):
     parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_fit.md"))
     parser.add_argument("--fits", default=str(FIT_FILE),
                         help="the measured fits the comparison reads (default: %(default)s)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="Yosys runs at once (default: %(default)s); the big datasets' "
+                             "system estimates are the long ones, so 2 on two cores")
     arguments = parser.parse_args(argv)
     folder = BUILD_ROOT / "pe_fit"
     folder.mkdir(parents=True, exist_ok=True)
     lines = [f"| dataset | PE parameters | per PE: ALM / M20K / DSP | beside the PEs: ALM / M20K / DSP "
              f"| P by ALM / M20K / DSP at {BUDGET:.0%} | P | limited by | P / passes per level |",
              "|---|---|---|---|---|---|---|---|"]
-    fits = {}
+    tasks = []          # (dataset, its features, PE parameters, cache name) per lane option
     for name in arguments.datasets:
         if not available(name):
             print(f"{name}: not available, skipped", file=sys.stderr)
             continue
         data = load(name)
         n_features = data.X.shape[1]
-        options = []
         for lanes in lane_options(n_features):
             parameters = pe_parameters(*data.X.shape, len(set(data.y)), lanes=lanes)
             cache = name if lanes == lane_options(n_features)[0] else f"{name}_lanes{lanes}"
-            pe = _estimate_cached(cache, parameters, folder)
-            system = _estimate_cached(f"{cache}_system", system_parameters(parameters), folder,
-                                      "forest_system")
-            beside = shell(system, pe)
-            count, limiting, counts = pes_that_fit(pe, beside)
-            options.append({"pe_count": count, "limited_by": limiting, "parameters": parameters,
-                            "throughput": throughput(count, n_features, lanes),
-                            "estimate": {key: pe[key] for key in RESOURCES}, "beside": beside})
-            lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
-                         f"{pe['alms']:,} / {pe['m20k']} / {pe['dsp']} | "
-                         f"{beside['alms']:,} / {beside['m20k']} / {beside['dsp']} | "
-                         f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
-                         f"{limiting} | {options[-1]['throughput']:.2f} |")
-            print(lines[-1], f"({pe['seconds']:.0f} + {system['seconds']:.0f} s)", flush=True)
-        fits[name] = max(options, key=lambda option: option["throughput"])
+            tasks.append((name, n_features, parameters, cache))
+    options, fits = {}, {}
+    measured = zip(tasks, _measure(tasks, folder, arguments.jobs))
+    for index, ((name, n_features, parameters, cache), (pe, system)) in enumerate(measured):
+        beside = shell(system, pe)
+        count, limiting, counts = pes_that_fit(pe, beside)
+        options.setdefault(name, []).append({
+            "pe_count": count, "limited_by": limiting, "parameters": parameters,
+            "throughput": throughput(count, n_features, parameters["feature_lanes"]),
+            "estimate": {key: pe[key] for key in RESOURCES}, "beside": beside})
+        lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
+                     f"{pe['alms']:,} / {pe['m20k']} / {pe['dsp']} | "
+                     f"{beside['alms']:,} / {beside['m20k']} / {beside['dsp']} | "
+                     f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
+                     f"{limiting} | {options[name][-1]['throughput']:.2f} |")
+        print(lines[-1], f"({pe['seconds']:.0f} + {system['seconds']:.0f} s)", flush=True)
+        if index + 1 < len(tasks) and tasks[index + 1][0] == name:
+            continue                # the dataset's other lane options first
+        fits[name] = max(options[name], key=lambda option: option["throughput"])
         lines.append(f"| **{name}: {fits[name]['parameters']['feature_lanes']} lanes, "
                      f"P = {fits[name]['pe_count']}** | | | | | | | |")
     out = Path(arguments.out)
