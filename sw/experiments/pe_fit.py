@@ -243,26 +243,27 @@ def main(argv=None):
             parameters = pe_parameters(*data.X.shape, len(set(data.y)), lanes=lanes)
             cache = name if lanes == lane_options(n_features)[0] else f"{name}_lanes{lanes}"
             tasks.append((name, n_features, parameters, cache))
-    options, fits = {}, {}
+    options, rows = {}, {}          # per dataset: its lane options, its report rows
     measured = zip(tasks, _measure(tasks, folder, arguments.jobs))
-    for index, ((name, n_features, parameters, cache), (pe, system)) in enumerate(measured):
+    for (name, n_features, parameters, _), (pe, system) in measured:
         beside = shell(system, pe)
         count, limiting, counts = pes_that_fit(pe, beside)
         options.setdefault(name, []).append({
             "pe_count": count, "limited_by": limiting, "parameters": parameters,
             "throughput": throughput(count, n_features, parameters["feature_lanes"]),
             "estimate": {key: pe[key] for key in RESOURCES}, "beside": beside})
-        lines.append(f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
-                     f"{pe['alms']:,} / {pe['m20k']} / {pe['dsp']} | "
-                     f"{beside['alms']:,} / {beside['m20k']} / {beside['dsp']} | "
-                     f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
-                     f"{limiting} | {options[name][-1]['throughput']:.2f} |")
-        print(lines[-1], f"({pe['seconds']:.0f} + {system['seconds']:.0f} s)", flush=True)
-        if index + 1 < len(tasks) and tasks[index + 1][0] == name:
-            continue                # the dataset's other lane options first
-        fits[name] = max(options[name], key=lambda option: option["throughput"])
-        lines.append(f"| **{name}: {fits[name]['parameters']['feature_lanes']} lanes, "
-                     f"P = {fits[name]['pe_count']}** | | | | | | | |")
+        rows.setdefault(name, []).append(
+            f"| {name} | {', '.join(f'{k}={v}' for k, v in parameters.items())} | "
+            f"{pe['alms']:,} / {pe['m20k']} / {pe['dsp']} | "
+            f"{beside['alms']:,} / {beside['m20k']} / {beside['dsp']} | "
+            f"{counts['alms']} / {counts['m20k']} / {counts['dsp']} | {count} | "
+            f"{limiting} | {options[name][-1]['throughput']:.2f} |")
+        print(rows[name][-1], f"({pe['seconds']:.0f} + {system['seconds']:.0f} s)", flush=True)
+    fits = {name: max(choices, key=lambda option: option["throughput"])
+            for name, choices in options.items()}
+    for name, fit in fits.items():
+        lines += [*rows[name], f"| **{name}: {fit['parameters']['feature_lanes']} lanes, "
+                               f"P = {fit['pe_count']}** | | | | | | | |"]
     out = Path(arguments.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("# PEs sized per dataset that fit a 10AX115 (ESTIMATE)\n\n"
