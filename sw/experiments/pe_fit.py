@@ -203,6 +203,13 @@ def write_fits(fits, path):
     path.write_text(json.dumps(record, indent=1) + "\n")
 
 
+def _job_count(text):
+    jobs = int(text)
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, not {jobs}")
+    return jobs
+
+
 def _measure(tasks, folder, jobs):
     """The PE's and the one-PE system's estimates of each task, in the tasks' order, as
     they come: up to ``jobs`` Yosys runs at once (each estimate is cached on its own, so
@@ -210,7 +217,7 @@ def _measure(tasks, folder, jobs):
     calls = [call for _, _, parameters, cache in tasks
              for call in ((cache, parameters, folder),
                           (f"{cache}_system", system_parameters(parameters), folder, "forest_system"))]
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = pool.map(lambda call: _estimate_cached(*call), calls)
         for pe in results:
             yield pe, next(results)
@@ -223,7 +230,7 @@ def main(argv=None):
     parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_fit.md"))
     parser.add_argument("--fits", default=str(FIT_FILE),
                         help="the measured fits the comparison reads (default: %(default)s)")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=_job_count, default=1,
                         help="Yosys runs at once (default: %(default)s); the big datasets' "
                              "system estimates are the long ones, so 2 on two cores")
     arguments = parser.parse_args(argv)

@@ -58,3 +58,9 @@ def test_a_second_run_uses_the_cache(tmp_path, monkeypatch, jobs):
     first = len(log)
     _run(tmp_path, monkeypatch, jobs, log)
     assert first > 0 and len(log) == first
+
+
+def test_jobs_below_one_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        pe_fit.main(["--datasets", "iris", "--jobs", "0"])
+    assert "--jobs must be at least 1, not 0" in capsys.readouterr().err
