@@ -8,8 +8,7 @@ whole (``docs/timing.md``).
 
 from amaranth.hdl import Cat, Const, Mux, Signal
 
-__all__ = ["TILE", "tiles", "carry_save_pair", "carry_save_sum", "carry_save_sign",
-           "logic_product_rows"]
+__all__ = ["TILE", "tiles", "carry_save_pair", "carry_save_sum", "logic_product_rows"]
 
 #: Width of a multiplier tile (the ECP5's MULT18X18D): the wide products are registered as
 #: products of pieces this wide (:func:`tiles`).
@@ -81,24 +80,6 @@ def carry_save_sum(m, plus, minus=()):
     result = Signal(width)
     m.d.comb += result.eq(sum(rows))
     return result
-
-
-def carry_save_sign(m, plus, minus=()):
-    """The sign of ``sum(plus) - sum(minus)`` (the top bit of :func:`carry_save_sum`'s
-    result), with its carry chain cut in two: the upper half is summed both with and
-    without the lower half's carry (``a + b + 1`` as ``a - ~b``, one chain), side by side
-    with the lower half, and the lower half's carry selects between them. Two chains of
-    half the length and one select instead of one chain over the whole width."""
-    rows, width = carry_save_pair(m, plus, minus)
-    if len(rows) < 2:
-        return rows[0][width - 1] if rows else Const(0, 1)
-    low, high = width // 2, width - width // 2
-    (a, b), top = rows, high - 1
-    carry, without, with_carry = Signal(), Signal(), Signal()
-    m.d.comb += [carry.eq((a[:low] + b[:low])[low]),
-                 without.eq((a[low:] + b[low:])[top]),
-                 with_carry.eq((a[low:] - ~b[low:])[top])]
-    return Mux(carry, with_carry, without)
 
 
 def logic_product_rows(m, name, a, b, plus=()):

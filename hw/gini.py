@@ -16,7 +16,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import carry_save_sign, carry_save_sum, logic_product_rows, tiles
+from hw.arith import carry_save_sum, logic_product_rows, tiles
 from hw.checks import check_integer, refuse_construction
 
 __all__ = ["GiniScanner", "segment_layout", "entry_layout", "split_layout"]
@@ -327,19 +327,19 @@ class GiniScanner(wiring.Component):
         that stage 3's products cannot have seen is that decision, so when it replaced the
         best, "beats the best" is "beats that boundary" (the pairwise products). Stage 4
         compares ``over > under`` as the sign of ``under - over`` summed from the tile
-        products by carry-save adders and a carry chain cut in two (``carry_save_sign``),
-        so no product is formed whole and the decision stays one cycle behind the products:
-        a speculative compare, two more wide multipliers, no extra cycle. Until a boundary
-        is found, ``best`` holds the fraction 0 / 1, which every boundary beats; a slot
-        without a boundary comes with the numerator 0 (stage 2), which beats nothing, so
-        the decision (the two compares' halves and the waiting state's load of ``best``)
-        does not wait for ``found``. Returns the split to offer.
+        products by carry-save adders and one carry chain (``carry_save_sum``), so no
+        product is formed whole and the decision stays one cycle behind the products: a
+        speculative compare, two more wide multipliers, no extra cycle. Until a boundary is
+        found, ``best`` holds the fraction 0 / 1, which every boundary beats; a slot without
+        a boundary comes with the numerator 0 (stage 2), which beats nothing, so the
+        decision (four inputs with the waiting state's load of ``best``: one LUT before
+        the enables) does not wait for ``found``. Returns the split to offer.
         """
         held = Signal.like(scored)                  # stage 3's boundary (found: present)
 
         def beats(over, under):
-            """``over > under``: the sign of ``under - over`` (its chain cut in two)."""
-            return carry_save_sign(m, under, over)
+            """``over > under``: the sign of ``under - over``."""
+            return carry_save_sum(m, under, over)[-1]
 
         # A <= nL^2 and B <= nR^2, so the numerator is at most nL nR (nL + nR) <= N^3 / 4
         # and the denominator nL nR <= N^2 / 4, with N = nL + nR < 2**count_bits: the
