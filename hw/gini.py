@@ -221,13 +221,7 @@ class GiniScanner(wiring.Component):
             boundary.rows_left.eq(left_rows), boundary.left_counts.eq(left),
             boundary.left_weight.eq(left_weight), boundary.right_weight.eq(right_weight),
         ]
-        # The score's multipliers read copies of A and B of their own, loaded with the same
-        # sums but never cleared while waiting (so synthesis keeps them apart and the placer
-        # puts them by the multipliers): they differ from A and B only in the cycle after a
-        # wait, when no boundary reaches stage 1.
-        score_left, score_right = Signal(square_bits), Signal(square_bits)
-        m.d.sync += [score_left.eq(new_left[:square_bits]), score_right.eq(new_right[:square_bits])]
-        scoring, scored = self._score(m, boundary, score_left, score_right)
+        scoring, scored = self._score(m, boundary, squares_left, squares_right)
         best = Signal.like(scored)
         m.d.comb += self.splits.payload.eq(self._choose_best(m, scored, best))
 

@@ -281,12 +281,7 @@ class InBagBuilder(wiring.Component):
                     self.draws.valid.eq(random.draws.valid),
                     random.draws.ready.eq(self.draws.ready),
                 ]
-                self._filter_input(m, f, lane_reads)
-        # Behind stage 1 the filter's registers move outside the phase switch: they hold a
-        # word only in FILTER_LISTS (stage 1 loads only there, a start clears them all), so
-        # the phase's decode stays off their enables (a 2-PE trainer's worst path ran from
-        # the phase into the output skid register's enable: docs/timing_history.md).
-        self._filter_lists(m, f, lane_reads, generation, bootstrap, emitted)
+                self._filter_lists(m, f, lane_reads, generation, bootstrap, emitted)
 
         # A start (re)begins a tree from any state: the configuration and its check are
         # registered, and the check's verdict decides in the cycle after (``CHECK``), so
@@ -348,32 +343,28 @@ class InBagBuilder(wiring.Component):
         f.stage2_keep = Signal(self.lanes)
         f.pushed = Signal(out_layout)                     # stage 2's word, formatted
         f.output = SkidOutput(out_layout, name="output")
-        f.stage2_moves = f.stage2_valid & ~f.output.skid_valid
-        f.stage1_moves = f.stage1_valid & (~f.stage2_valid | f.stage2_moves)
-        f.advance = ~f.stage1_valid | f.stage1_moves
         m.d.comb += [self.inbag.valid.eq(f.output.valid), self.inbag.payload.eq(f.output.payload),
                      self.filtering.eq(f.stage1_valid | f.stage2_valid | f.output.valid
                                        | f.output.skid_valid)]
         return f
 
-    def _filter_input(self, m, f, lane_reads):
-        """The filter's input in phase FILTER_LISTS: a list word enters stage 1, and the
-        weight read ports read its rows, whenever stage 1 is free or moves on."""
-        m.d.comb += self.presorted.ready.eq(f.advance)
+    def _filter_lists(self, m, f, lane_reads, generation, bootstrap, emitted):
+        """The filter in phase FILTER_LISTS. The weights read for the word in stage 1 go
+        into stage 2 as read; the tag compare, the non-zero test, whether an entry is kept
+        and its weight (1 without bootstrap) are worked out from stage 2's registers."""
+        stage2_moves = f.stage2_valid & ~f.output.skid_valid
+        stage1_moves = f.stage1_valid & (~f.stage2_valid | stage2_moves)
+        advance = ~f.stage1_valid | stage1_moves
+        m.d.comb += self.presorted.ready.eq(advance)
         for lane, port in enumerate(lane_reads):
-            m.d.comb += [port.addr.eq(self.presorted.p.entries[lane].row), port.en.eq(f.advance)]
-        with m.If(f.advance):
+            m.d.comb += [port.addr.eq(self.presorted.p.entries[lane].row), port.en.eq(advance)]
+        with m.If(advance):
             m.d.sync += [f.stage1_valid.eq(self.presorted.valid), f.stage1.eq(self.presorted.p),
                          f.stage1_mask.eq(self.lane_mask)]
-
-    def _filter_lists(self, m, f, lane_reads, generation, bootstrap, emitted):
-        """The filter behind stage 1. The weights read for the word in stage 1 go into
-        stage 2 as read; the tag compare, the non-zero test, whether an entry is kept and
-        its weight (1 without bootstrap) are worked out from stage 2's registers."""
-        with m.If(f.stage1_moves):
+        with m.If(stage1_moves):
             m.d.sync += [f.stage2_valid.eq(1), f.stage2.eq(f.stage1), f.stage2_mask.eq(f.stage1_mask)]
             m.d.sync += [f.stage2_weights[lane].eq(port.data) for lane, port in enumerate(lane_reads)]
-        with m.Elif(f.stage2_moves):
+        with m.Elif(stage2_moves):
             m.d.sync += f.stage2_valid.eq(0)
         for lane, tagged in enumerate(f.stage2_weights):
             m.d.comb += [f.stage2_this_tree[lane].eq(tagged.generation == generation),

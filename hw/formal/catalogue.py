@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from hw.designs import DESIGNS, component
 from hw.formal.harness import CHECKS, KINDS, FormalHarness
-from hw.formal.invariants import (inbag_invariants, partition_invariants, pe_invariants,
-                                  sorter_invariants, trainer_invariants)
+from hw.formal.invariants import (partition_invariants, pe_invariants, sorter_invariants,
+                                  trainer_invariants)
 from hw.formal.properties import stream_ports
 
 __all__ = ["FormalBuild", "FORMAL", "Job", "jobs", "harness"]
@@ -83,7 +83,7 @@ FORMAL = {
                                 invariants=sorter_invariants(), quick=True),
     "inbag_builder": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                   "tree_index_bits": 1, "lanes": 1}, aborts=("start",),
-                                 invariants=inbag_invariants(), quick=True),
+                                 quick=True),
     "gini_scanner": FormalBuild({"classes": 2, "count_bits": 3, "code_bits": 2, "row_bits": 2},
                                 quick=True),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,

@@ -12,11 +12,10 @@ contains.
 from amaranth.hdl import Cat, Mux
 from amaranth.lib import data
 
-from hw.inbag import _Phase as InBagPhase
 from hw.pe.read_address import ADDRESS_SELECTS
 
-__all__ = ["in_states", "sorter_invariants", "inbag_invariants", "partition_invariants",
-           "pe_invariants", "trainer_invariants"]
+__all__ = ["in_states", "sorter_invariants", "partition_invariants", "pe_invariants",
+           "trainer_invariants"]
 
 
 def in_states(signal, *names):
@@ -44,14 +43,6 @@ def _key(prefix, name):
 def sorter_invariants():
     return {"rows loaded never exceed max_rows":
             lambda s: s["row_count"] <= s.component.max_rows}
-
-
-def inbag_invariants():
-    # The filter's registers behind stage 1 move outside the phase switch (hw/inbag.py):
-    # they may, because no register of the filter holds a word in another phase.
-    held = ("stage1_valid", "stage2_valid", "output_valid", "output_skid_valid")
-    return {"the filter holds a word only in FILTER_LISTS":
-            lambda s: ~Cat(s[name] for name in held).any() | (s[".phase"] == InBagPhase.FILTER_LISTS)}
 
 
 def partition_invariants():
