@@ -2,13 +2,14 @@
 ``--set DESIGN.PARAMETER=VALUE`` parameter overrides, both checked against the catalogue
 (:data:`hw.designs.DESIGNS`)."""
 
+import argparse
 import ast
 import re
 
 from hw.designs import DESIGNS
 
 __all__ = ["parse_overrides", "add_folder_options", "add_set_option", "checked_overrides",
-           "check_designs"]
+           "check_designs", "job_count"]
 
 
 def parse_overrides(assignments, designs=None):
@@ -45,6 +46,17 @@ def add_folder_options(parser, work, report):
     parser.add_argument("--out", default=work, help="work folder (default: %(default)s)")
     parser.add_argument("--report", default=report,
                         help="Markdown report (default: %(default)s); a .json beside it")
+
+
+def job_count(text):
+    """``--jobs N`` (an argparse type): a whole number of runs at once, at least 1."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs takes a whole number of runs at once, not {text!r}")
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, not {jobs}")
+    return jobs
 
 
 def add_set_option(parser):

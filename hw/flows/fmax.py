@@ -56,7 +56,7 @@ from amaranth.back import rtlil
 
 from hw.designs import DESIGNS, component
 from hw.flows.collisions import collisions_dont_care
-from hw.flows.cli import add_folder_options, add_set_option, checked_overrides
+from hw.flows.cli import add_folder_options, add_set_option, checked_overrides, job_count
 from hw.flows.fmax_entries import comparison_entries, select
 from hw.flows.fmax_record import (FMAX_RECORD, design_digest, entry_digest, load_record,
                                   proxy_clock, tool_versions, update_record)
@@ -441,7 +441,7 @@ def _parser():
     parser.add_argument("--seeds", type=_seed_list, default=list(DEFAULT_SEEDS),
                         help="placer seeds: a count N (seeds 1..N) or a list such as 2,3 "
                              "(default: 3)")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=job_count, default=1,
                         help="entries placed and routed at once (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds one place and route may take (default: %(default)s)")
@@ -546,7 +546,7 @@ def main(argv=None):
                 update_record([result], arguments.record, header=header)
             return _write_reports(arguments, done, recording)
 
-    with ThreadPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=arguments.jobs) as pool:
         list(pool.map(lambda name: finished(run(name)), entries))
     text = _write_reports(arguments, done, recording)
     if recording:

@@ -38,6 +38,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from hw.flows.cli import job_count
 from hw.flows.fmax_record import design_digest
 from hw.flows.resources import ARRIA10_10AX115, estimate
 from sim.backend import BUILD_ROOT, PROJECT_ROOT
@@ -203,13 +204,6 @@ def write_fits(fits, path):
     path.write_text(json.dumps(record, indent=1) + "\n")
 
 
-def _job_count(text):
-    jobs = int(text)
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, not {jobs}")
-    return jobs
-
-
 def _measure(tasks, folder, jobs):
     """The PE's and the one-PE system's estimates of each task, in the tasks' order, as
     they come: up to ``jobs`` Yosys runs at once (each estimate is cached on its own, so
@@ -230,7 +224,7 @@ def main(argv=None):
     parser.add_argument("--out", default=str(PROJECT_ROOT / "results" / "pe_fit.md"))
     parser.add_argument("--fits", default=str(FIT_FILE),
                         help="the measured fits the comparison reads (default: %(default)s)")
-    parser.add_argument("--jobs", type=_job_count, default=1,
+    parser.add_argument("--jobs", type=job_count, default=1,
                         help="Yosys runs at once (default: %(default)s); the big datasets' "
                              "system estimates are the long ones, so 2 on two cores")
     arguments = parser.parse_args(argv)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from hw.flows import fmax
 from hw.flows.cli import parse_overrides
 
 
@@ -18,3 +19,13 @@ def test_parse_overrides():
                          ("tree_random.no_such=1", "no parameter")]:
         with pytest.raises(ValueError, match=message):
             parse_overrides([bad])
+
+
+@pytest.mark.parametrize("jobs, message", [("0", "--jobs must be at least 1, not 0"),
+                                           ("-2", "--jobs must be at least 1, not -2"),
+                                           ("two", "--jobs takes a whole number of runs at once, not 'two'")])
+def test_make_fmax_refuses_a_job_count_below_one(jobs, message, capsys):
+    # It was taken as 1 without a word; refused before anything is synthesised.
+    with pytest.raises(SystemExit):
+        fmax.main(["--jobs", jobs, "--no-record", "tree_random"])
+    assert message in capsys.readouterr().err
