@@ -60,19 +60,14 @@ def _carry_save_rows(m, operands, width):
     return operands
 
 
-def carry_save_pair(m, plus, minus=(), borrow=None):
+def carry_save_pair(m, plus, minus=()):
     """``(rows, width)``: at most two ``width``-bit rows whose sum modulo ``2**width`` is
-    ``sum(plus) - sum(minus)``, less 1 when the 1-bit ``borrow`` is set, from the carry-save
-    adders of :func:`carry_save_sum` without its carry chain (a caller may register them in
-    between). The borrow costs no operand: it lowers the negation's constant (``-x`` is
-    ``~x + 1``), so ``minus`` must not be empty when it is given."""
+    ``sum(plus) - sum(minus)``, from the carry-save adders of :func:`carry_save_sum`
+    without its carry chain (a caller may register them in between)."""
     width = max(shift + len(value) for shift, value in [*plus, *minus]) + 2
     negated = [~row for row in _rows(minus, width)]
     operands = _rows(plus, width) + negated
-    if borrow is not None:
-        assert negated, "a borrow lowers the negation's constant: it needs a term to subtract"
-        operands.append(Mux(borrow, Const(len(negated) - 1, width), Const(len(negated), width)))
-    elif negated:
+    if negated:
         operands.append(Const(len(negated), width))
     return _carry_save_rows(m, operands, width), width
 

@@ -16,14 +16,10 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import carry_save_pair, carry_save_sum, logic_product_rows, tiles
+from hw.arith import carry_save_sum, logic_product_rows, tiles
 from hw.checks import check_integer, refuse_construction
 
-__all__ = ["GiniScanner", "segment_layout", "entry_layout", "split_layout", "MERGE_CYCLES"]
-
-#: Cycles the merge of the three interleaved bests takes after the segment's pipeline has
-#: drained (``GiniScanner``): two compares of the three-cycle loop, one after the other.
-MERGE_CYCLES = 7
+__all__ = ["GiniScanner", "segment_layout", "entry_layout", "split_layout"]
 
 
 def segment_layout(classes, count_bits, row_bits):
@@ -85,20 +81,18 @@ class GiniScanner(wiring.Component):
     register, the first in the header's cycle; each is squared the cycle after and added
     to ``B`` the cycle after that (the last with the first entry's increments), so the scan
     waits only when more than one class is present: segment latency ``entries + max(0,
-    nonzero classes - 1) + 13`` cycles, header to result, both counted, without stalls; one
+    nonzero classes - 1) + 6`` cycles, header to result, both counted, without stalls; one
     fewer when the last entry closes no boundary, two fewer when neither of the last two
-    entries does, three fewer when none of the last three does. Seven of those cycles
-    (``MERGE_CYCLES``) merge the three interleaved bests after the pipeline has drained.
+    entries does, three fewer when none of the last three does.
 
     Pipeline: the scan (class counts, updated in the entry's cycle; the sums of squares
     ``A`` and ``B`` a cycle later, from the products ``w L_c``, ``w R_c`` and ``w^2``
     registered in the entry's cycle); the boundary an entry closes is registered with the
     counts before that entry and taken by stage 1 a cycle later, when ``A`` and ``B`` have
     caught up: stage 1 registers the score's partial products, stage 2 adds them, stage 3
-    registers the partial products of its cross products with a best, stage 4 reduces them
-    to two rows, stage 5 decides (see ``_choose_best``: three bests, each compared with
-    every third boundary, so that the compare's loop has three cycles). No multiplier has
-    an adder behind it in its cycle: the wide products (the score's and the cross products) are
+    registers the partial products of its cross products with the best and with the
+    boundary in stage 4, stage 4 decides (see ``_choose_best``). No multiplier has an adder
+    behind it in its cycle: the wide products (the score's and the cross products) are
     registered as products of ``TILE``-bit pieces, one multiplier tile each, and added in
     the next stage by carry-save adders and one carry chain (``carry_save_sum``); the
     denominator is one tile while ``count_bits`` is at most ``TILE``. The scan's four
@@ -228,14 +222,8 @@ class GiniScanner(wiring.Component):
             boundary.left_weight.eq(left_weight), boundary.right_weight.eq(right_weight),
         ]
         scoring, scored = self._score(m, boundary, squares_left, squares_right)
-        best, best_a, best_b, decided = self._choose_best(m, scored)
-        # After the segment, the three bests are merged by the same compare: two of them
-        # are sent round again as candidates (``pick`` holds the next), and the last
-        # decision is the segment's best, kept in ``result`` while it is offered.
-        pick = Signal.like(scored)
-        result = Signal.like(scored)
-        merge_step = Signal(range(MERGE_CYCLES))
-        m.d.comb += self.splits.payload.eq(result)
+        best = Signal.like(scored)
+        m.d.comb += self.splits.payload.eq(self._choose_best(m, scored, best))
 
         with m.FSM(init="Wait for a segment"):
             with m.State("Wait for a segment"):
@@ -249,10 +237,7 @@ class GiniScanner(wiring.Component):
                     have_previous.eq(0), unsummed.eq(remaining),
                     # No best yet: 0 / 1, which every boundary beats (both sides
                     # weigh at least 1, so its numerator is at least 2).
-                    *(split.found.eq(0) for split in (best, best_a, best_b)),
-                    *(split.numerator.eq(0) for split in (best, best_a, best_b)),
-                    *(split.denominator.eq(1) for split in (best, best_a, best_b)),
-                    merge_step.eq(0),
+                    best.found.eq(0), best.numerator.eq(0), best.denominator.eq(1),
                 ]
                 with m.If(self.segments.valid):
                     m.d.sync += operand.eq(header.class_counts[first])
@@ -292,24 +277,9 @@ class GiniScanner(wiring.Component):
                         m.next = "Drain the pipeline"
 
             with m.State("Drain the pipeline"):
-                # Once no boundary waits for stage 1 or is in stages 1 to 3, ``best`` is
-                # final (its last candidate would have been in stage 3 now), and so is
-                # each best that follows it into ``best`` in the next two cycles.
+                # Once no boundary waits for stage 1 or is in stages 1 to 3, the best is
+                # final at the next edge.
                 with m.If(~boundary.found & ~scoring.found & ~scored.found):
-                    m.d.sync += pick.eq(best)
-                    m.next = "Merge the bests"
-
-            with m.State("Merge the bests"):
-                # Step 0: the first best goes to stage 3 against the third, the second
-                # waits in ``pick``; step 3: it goes against the winner, which is in
-                # ``best`` a cycle later; step 6: that decision is the segment's best.
-                m.d.sync += merge_step.eq(merge_step + 1)
-                with m.If(merge_step == 0):
-                    m.d.sync += [scored.eq(pick), pick.eq(best)]
-                with m.If(merge_step == 3):
-                    m.d.sync += scored.eq(pick)
-                with m.If(merge_step == MERGE_CYCLES - 1):
-                    m.d.sync += result.eq(decided)
                     m.next = "Offer the best split"
 
             with m.State("Offer the best split"):
@@ -324,7 +294,7 @@ class GiniScanner(wiring.Component):
         tile products of ``A nR`` and ``B nL`` (``tiles``) and the denominator ``nL nR``;
         stage 2 adds the tile products. Stage 2 leaves a slot without a boundary the
         numerator 0 (a synchronous reset of the register), so it beats no best and stage
-        5's decision needs no ``found``. Returns stage 1's boundary (no numerator) and
+        4's decision needs no ``found``. Returns stage 1's boundary (no numerator) and
         stage 2's (``found``: a boundary is present)."""
         candidate = split_layout(self.classes, self.code_bits, self.count_bits, self.row_bits)
         scoring = Signal(candidate)
@@ -342,29 +312,28 @@ class GiniScanner(wiring.Component):
                      scored.numerator.eq(Mux(scoring.found, carry_save_sum(m, partial_scores), 0))]
         return scoring, scored
 
-    def _choose_best(self, m, scored):
-        """Stages 3 to 5: three bests kept interleaved, each the best of every third slot.
+    def _choose_best(self, m, scored, best):
+        """Stages 3 and 4: a scored boundary replaces ``best`` when it is strictly better.
 
-        The bests travel in a ring of three registers (``best``, then ``best_a``, then
-        ``best_b``, a stage each), so the compare's loop has three cycles and none of them
-        needs a speculative compare. Stage 3 registers the candidate (``scored``) with the
-        tile products of its cross products against ``best`` as it stands; stage 4
-        reduces them by carry-save adders to two registered rows; stage 5 takes the sign of
-        their sum (one carry chain) and writes the winner of the candidate and the best
-        it was compared with (``decided``) back into ``best``. A candidate beats a best
-        when its score is higher, or equal and it lies earlier in the segment (fewer rows
-        left): within the segment a candidate always comes after every boundary of its
-        best, so only a strictly higher score replaces it; the earlier-on-a-tie rule is
-        for the merge of the three bests after the segment (``earlier``, registered in
-        stage 3, lowers the difference by 1 as a borrow, no operand more). Until a boundary
-        is found, a best holds the fraction 0 / 1, which every boundary beats; a slot
-        without a boundary comes with the numerator 0 (stage 2), which beats nothing.
-        Returns ``best``, ``best_a``, ``best_b`` (the waiting state loads them) and
-        ``decided``.
+        Stage 3 registers the scored boundary into ``held`` with the tile products of its
+        cross products against ``best`` as it stands and against the boundary ``held``
+        holds until then, which stage 4 decides in that cycle. The one update of ``best``
+        that stage 3's products cannot have seen is that decision, so when it replaced the
+        best, "beats the best" is "beats that boundary" (the pairwise products). Stage 4
+        compares ``over > under`` as the sign of ``under - over`` summed from the tile
+        products by carry-save adders and one carry chain (``carry_save_sum``), so no
+        product is formed whole and the decision stays one cycle behind the products: a
+        speculative compare, two more wide multipliers, no extra cycle. Until a boundary is
+        found, ``best`` holds the fraction 0 / 1, which every boundary beats; a slot without
+        a boundary comes with the numerator 0 (stage 2), which beats nothing, so the
+        decision (four inputs with the waiting state's load of ``best``: one LUT before
+        the enables) does not wait for ``found``. Returns the split to offer.
         """
-        best = Signal.like(scored)
-        best_a, best_b = Signal.like(scored), Signal.like(scored)
-        held_a, held_b = Signal.like(scored), Signal.like(scored)   # the candidates of stages 4 and 5
+        held = Signal.like(scored)                  # stage 3's boundary (found: present)
+
+        def beats(over, under):
+            """``over > under``: the sign of ``under - over``."""
+            return carry_save_sum(m, under, over)[-1]
 
         # A <= nL^2 and B <= nR^2, so the numerator is at most nL nR (nL + nR) <= N^3 / 4
         # and the denominator nL nR <= N^2 / 4, with N = nL + nR < 2**count_bits: the
@@ -375,20 +344,29 @@ class GiniScanner(wiring.Component):
         def denominator(split):
             return split.denominator[:max(1, 2 * self.count_bits - 2)]
 
-        over = tiles(m, "over_best", numerator(scored), denominator(best))
-        under = tiles(m, "under_best", numerator(best), denominator(scored))
-        earlier = Signal()                          # a tie goes to the candidate
-        m.d.sync += [held_a.eq(scored), best_a.eq(best),
-                     earlier.eq(scored.found & (scored.rows_left < best.rows_left))]
-        # Stage 4: under - over - earlier as two rows; its sign is "the candidate wins".
-        rows, width = carry_save_pair(m, under, over, borrow=earlier)
-        difference = [Signal(width, name=f"difference{index}") for index in range(len(rows))]
-        m.d.sync += [*(row.eq(value) for row, value in zip(difference, rows)),
-                     held_b.eq(held_a), best_b.eq(best_a)]
-        # Stage 5: the decision, back into the ring.
-        total = Signal(width)
-        m.d.comb += total.eq(sum(difference))
-        decided = Signal.like(scored)
-        m.d.comb += decided.eq(Mux(total[-1], held_b, best_b))
-        m.d.sync += best.eq(decided)
-        return best, best_a, best_b, decided
+        over_best = tiles(m, "over_best", numerator(scored), denominator(best))
+        under_best = tiles(m, "under_best", numerator(best), denominator(scored))
+        over_pair = tiles(m, "over_pair", numerator(scored), denominator(held))
+        under_pair = tiles(m, "under_pair", numerator(held), denominator(scored))
+        m.d.sync += held.eq(scored)
+
+        # Stage 4: only the fraction and found follow a decision at once (stage 3 needs
+        # them); the rest of the boundary is copied a cycle later from ``decided``, and
+        # offered from there in that cycle.
+        replaced = Signal()                         # stage 4 replaced best in the last cycle
+        take = Signal()
+        m.d.comb += take.eq(Mux(replaced, beats(over_pair, under_pair), beats(over_best, under_best)))
+        decided = Signal.like(held)                 # the boundary stage 4 decided last cycle
+        m.d.sync += [replaced.eq(take), decided.eq(held)]
+        with m.If(take):
+            m.d.sync += [best.found.eq(1), best.numerator.eq(held.numerator),
+                         best.denominator.eq(held.denominator)]
+        offered = Signal.like(best)
+        m.d.comb += offered.eq(best)
+        with m.If(replaced):
+            rest = [(offered.threshold, best.threshold, decided.threshold),
+                    (offered.rows_left, best.rows_left, decided.rows_left),
+                    (offered.left_counts, best.left_counts, decided.left_counts)]
+            m.d.comb += [out.eq(new) for out, _, new in rest]
+            m.d.sync += [kept.eq(new) for _, kept, new in rest]
+        return offered

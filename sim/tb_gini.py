@@ -131,7 +131,7 @@ async def _count_headers(dut, cycles):
 @cocotb.test()
 async def latency_is_as_documented(dut):
     """Without idles or stalls: header to result, both counted, in ``entries + max(0, classes
-    present - 1) + 13`` cycles, one fewer when the last entry closes no boundary, two fewer
+    present - 1) + 6`` cycles, one fewer when the last entry closes no boundary, two fewer
     when neither of the last two entries does, three fewer when none of the last three
     does."""
     tb = GiniTestbench(dut)
@@ -152,5 +152,5 @@ async def latency_is_as_documented(dut):
         headers.clear()
         await tb.check(codes, labels, np.ones(n, int), 1, f"latency case {index}")
         latency = tb.splits.cycles[0] - headers[0] + 1
-        expected = n + max(0, present - 1) + 13 - silent
+        expected = n + max(0, present - 1) + 6 - silent
         assert latency == expected, f"latency case {index}: {latency} cycles, documented {expected}"
