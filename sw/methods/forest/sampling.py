@@ -106,6 +106,13 @@ class NodeFeatureDrawer:
         """Stream position after the last draw (what the gateware's counter would hold)."""
         return self._block_start + self._next
 
+    def rewind(self, position):
+        """Continue the stream at ``position`` (a :attr:`position` seen before): the
+        gateware's generator is counter-based, so this is loading its counter."""
+        if position < 0:
+            raise ValueError(f"a stream position is at least 0, not {position}")
+        self._words, self._next, self._block_start = [], 0, position
+
     def integer(self, bound):
         """One integer uniform in [0, bound) by rejection, as ``TreeRandom.integer``."""
         mask = (1 << (bound - 1).bit_length()) - 1  # sw.methods.forest.rng.bound_mask, inlined for speed
