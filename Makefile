@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench accuracy metric elm mnist baselines test test-long clean distclean
+.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench outofcore accuracy metric elm mnist baselines test test-long clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -102,6 +102,11 @@ quartus: $(STAMP) ## write forest_top's Platform Designer component (_hw.tcl) in
 bench: $(STAMP) ## cycles per tree vs the cycle model, speed-up limits, sim speed: results/bench.md
 	@test -f results/compare.csv || $(MAKE) --no-print-directory compare
 	$(VPY) -m sw.experiments.bench $(if $(DATASETS),--datasets $(DATASETS)) $(BENCH_ARGS)
+
+# The out-of-core plan (issue #22, not built): a histogram PE's cycles and DDR4 reads per
+# tree, priced from trees equal to the golden model's, beside today's PE and the CPU (~4 min).
+outofcore: $(STAMP) ## the out-of-core plan's cost model (a PE not built): results/out_of_core.{md,png}
+	$(VPY) -m sw.experiments.out_of_core $(if $(DATASETS),--datasets $(DATASETS))
 
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
 accuracy: $(STAMP) ## model vs scikit-learn accuracy, 5-fold CV x 3 seeds: results/accuracy_*.md

@@ -1,0 +1,39 @@
+"""The out-of-core plan's cost model, on work whose price can be worked out by hand."""
+
+import numpy as np
+import pytest
+
+from sw.experiments import out_of_core
+from sw.experiments.out_of_core import NODE_CYCLES, external_bytes, histogram_pe_cycles
+from sw.methods.forest.histogram import HistogramWork
+
+
+def _one_node(partitioned=0):
+    # 100 rows (ids 0..99: two 64-row blocks), 10 features drawn, 9 histograms, 40 bins occupied.
+    return HistogramWork(partitioned_rows=partitioned, nodes=[(np.arange(100), 10, 9, 40)])
+
+
+def test_cycles_group_the_draws_into_passes_of_the_lanes():
+    # 2 gather passes of 100 rows, 2 scan passes of 40 bins (or 256), the node, 30 go-left rows.
+    assert histogram_pe_cycles(_one_node(30), 8) == 200 + 80 + NODE_CYCLES + 30
+    assert histogram_pe_cycles(_one_node(30), 8, full_scan=True) == 200 + 512 + NODE_CYCLES + 30
+    assert histogram_pe_cycles(_one_node(), 16) == 100 + 40 + NODE_CYCLES
+
+
+def test_the_two_layouts_read_what_their_bursts_hold():
+    # Row-major, 617 one-byte codes a row (10 bursts): 2 passes x 100 rows x 8 bursts.
+    assert external_bytes(_one_node(), 8, 617, "row-major") == 2 * 100 * 8 * 64
+    # A 100-byte row is 2 bursts: each pass reads both.
+    assert external_bytes(_one_node(), 8, 100, "row-major") == 2 * 100 * 2 * 64
+    # Feature-major: 10 features x the 2 blocks of 64 rows the node's rows lie in.
+    assert external_bytes(_one_node(), 8, 617, "feature-major") == 10 * 2 * 64
+    with pytest.raises(ValueError, match="layout must be 'row-major' or 'feature-major', not 'tiled'"):
+        external_bytes(_one_node(), 8, 617, "tiled")
+
+
+def test_a_small_run_writes_its_table_and_plot(tmp_path):
+    out = tmp_path / "ooc.md"
+    out_of_core.main(["--datasets", "iris", "--trees", "1", "--cpu-trees", "2", "4", "--out", str(out)])
+    text = out.read_text()
+    assert text.count("\n") == 3 and "| iris | 150 x 4 (3) |" in text
+    assert out.with_suffix(".png").stat().st_size > 10_000
