@@ -14,10 +14,12 @@ measured cycles. What it prices:
 * per searched node with ``r`` rows, ``d`` features drawn and ``s`` histograms scanned:
   ``ceil(d / L) r`` cycles to gather (one row per cycle, the codes of ``L`` drawn
   features at once, one lane each), ``ceil(s / L) b`` cycles to scan the bins and
-  :data:`NODE_CYCLES`. ``b`` is the most occupied bins of the node's histograms: each
-  lane steps from one occupied bin to the next, by an occupancy bitmap and a priority
-  encoder, so a small node scans its few codes, not 256 bins. The variant that scans all
-  256 bins is priced too (``full_scan_cycles``);
+  :data:`NODE_CYCLES`. ``b`` is the most non-zero (bin, class) cells of the node's
+  histograms: each lane steps from one such cell to the next in code order (an occupancy
+  bitmap and a priority encoder) and feeds it to today's Gini scanner as one entry, its
+  weight the cell's weighted count and its distinct rows with it, so a small node scans
+  its few cells, not 256 bins. The variant that scans all 256 bins, one a cycle, is
+  priced too (``full_scan_cycles``);
 * one cycle per row of a node split into searched children (its go-left bit and partition);
 * the code store in external memory, in one of two layouts. **Row-major** (a row's
   ``F`` one-byte codes contiguous): each gather pass reads, per row, the 64-byte bursts
@@ -55,8 +57,8 @@ from sw.methods.forest.model import TrainingParameters
 from sw.methods.forest.quantize import make_quantizer
 
 __all__ = ["CODE_BITS", "NODE_CYCLES", "DDR4_PEAK_GBPS", "RANDOM_BURST_EFFICIENCY", "BURST_BYTES",
-           "histogram_pe_cycles", "external_bytes", "todays_pe_cycles", "measure", "table", "plot",
-           "main"]
+           "histogram_pe_cycles", "cycle_parts", "external_bytes", "todays_pe_cycles", "measure",
+           "table", "parts_table", "plot", "main"]
 
 CODE_BITS = 8
 #: Cycles a searched node costs besides its gathers and scans (assumed: its record read,
@@ -70,17 +72,27 @@ BURST_BYTES = 64
 #: Synthetic set larger than the default build (issue #22's 20,000 x 100, 20 classes).
 SYNTHETIC = {"random20k": dict(n_samples=20_000, n_features=100, n_informative=40,
                                n_classes=20, n_clusters_per_class=1, random_state=0)}
-DEFAULT_DATASETS = ("isolet", "mnist_test10k", "random20k", "ctg", "cmc")
+DEFAULT_DATASETS = ("isolet", "mnist_test10k", "random20k", "ctg", "cmc", "sonar")
 
 
 def histogram_pe_cycles(work, lanes, full_scan=False, bins=1 << CODE_BITS):
     """Cycles of one tree on the planned histogram PE (see the module docstring); with
     ``full_scan``, every histogram's scan takes all ``bins``."""
     total = work.partitioned_rows
-    for rows, drawn, scanned, occupied in work.nodes:
-        stepped = bins if full_scan else occupied
+    for rows, drawn, scanned, cells in work.nodes:
+        stepped = bins if full_scan else cells
         total += -(-drawn // lanes) * len(rows) + -(-scanned // lanes) * stepped + NODE_CYCLES
     return total
+
+
+def cycle_parts(work, lanes):
+    """Where one tree's planned cycles go: ``{"gather", "scan", "nodes", "partition"}``
+    (their sum is :func:`histogram_pe_cycles`), beside its one-pass bound (``bound``: the
+    rows of the searched nodes, issue #25)."""
+    return {"bound": work.searched_rows,
+            "gather": sum(-(-drawn // lanes) * len(rows) for rows, drawn, _, _ in work.nodes),
+            "scan": sum(-(-scanned // lanes) * cells for _, _, scanned, cells in work.nodes),
+            "nodes": NODE_CYCLES * len(work.nodes), "partition": work.partitioned_rows}
 
 
 def external_bytes(work, lanes, n_features, layout):
@@ -146,6 +158,8 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
         log(f"{name}: tree {index + 1}/{trees}: {cycles[-1]:,} cycles planned, "
             f"{row_major[-1] / 1e6:.1f} / {feature_major[-1] / 1e6:.1f} MB, today's PE {today[-1]:,}",
             flush=True)
+    parts = {key: statistics.mean(cycle_parts(work, lanes)[key] for work in works)
+             for key in ("bound", "gather", "scan", "nodes", "partition")}
     cpu = {key: _cpu_seconds_per_tree(key, X, y, cpu_trees) for key in CPU_FORESTS}
     bandwidth = DDR4_PEAK_GBPS * 1e9 * RANDOM_BURST_EFFICIENCY
     return {
@@ -162,6 +176,7 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
         "feature_major_ms": statistics.mean(feature_major) / bandwidth * 1e3,
         "today_ms": statistics.mean(today) / clock_hz * 1e3,
         "cpu_ms": {key: seconds * 1e3 for key, seconds in cpu.items()},
+        "parts": parts,
     }
 
 
@@ -180,6 +195,22 @@ def table(rows, lanes, clock_mhz):
             f"{row['feature_major_mb']:.1f} ({row['feature_major_ms']:.2f}) | "
             f"{row['today_cycles']:,.0f} ({row['today_ms']:.2f}) | {row['cpu_ms']['dal']:.2f} | "
             f"{row['cpu_ms']['sk']:.2f} |")
+    return "\n".join(lines)
+
+
+def parts_table(rows):
+    """Where the planned cycles go, against the one-pass bound: in sequence, and with the
+    three passes overlapped (the next node's gather during a node's scan and partition,
+    the go-left bits taken from the codes gathered: an estimate of a pipelined PE)."""
+    lines = ["| dataset | one-pass bound | gather | scan | nodes | partition | in sequence / bound "
+             "| overlapped / bound |", "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        part = row["parts"]
+        sequence = part["gather"] + part["scan"] + part["nodes"] + part["partition"]
+        overlapped = max(part["gather"], part["scan"], part["partition"]) + part["nodes"]
+        lines.append(f"| {row['dataset']} | {part['bound']:,.0f} | {part['gather']:,.0f} | "
+                     f"{part['scan']:,.0f} | {part['nodes']:,.0f} | {part['partition']:,.0f} | "
+                     f"{sequence / part['bound']:.2f} | {overlapped / part['bound']:.2f} |")
     return "\n".join(lines)
 
 
@@ -227,7 +258,7 @@ def main(argv=None):
             print(f"{name}: not available (set HWFOREST_DATA_DIR), skipped", file=sys.stderr)
             continue
         rows.append(measure(name, arguments.trees, arguments.cpu_trees, arguments.lanes, clock * 1e6))
-    text = table(rows, arguments.lanes, clock)
+    text = table(rows, arguments.lanes, clock) + "\n\n" + parts_table(rows)
     print(text)
     out = Path(arguments.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -124,11 +124,12 @@ class HistogramWork:
         children.
     rewinds : int
         Nodes whose draw ran out of features and rewound the stream.
-    nodes : list of (row ids, drawn, scanned, occupied) tuples
+    nodes : list of (row ids, drawn, scanned, cells) tuples
         Per searched node: its in-bag row ids (ascending), the features drawn there, the
-        histograms scanned there (its non-constant drawn features) and the most occupied
-        bins among them, so that a cost model can group the draws into passes of a PE's
-        lanes and count the memory blocks the rows lie in.
+        histograms scanned there (its non-constant drawn features) and the most non-zero
+        (bin, class) cells among them (what a scan that feeds today's Gini scanner one
+        cell per cycle steps through), so that a cost model can group the draws into
+        passes of a PE's lanes and count the memory blocks the rows lie in.
     """
     searched_rows: int = 0
     gathered_codes: int = 0
@@ -170,18 +171,18 @@ def _draw_lazily(drawer, histogram_of, n_features, features_per_split, work):
 
 def _best_of_node(visited, min_samples_leaf, work):
     """The node's best split over its visited features (earlier feature wins a tie), and
-    the most occupied bins of their histograms."""
-    best, most_occupied = SplitCandidate(False), 0
+    the most non-zero (bin, class) cells of their histograms."""
+    best, most_cells = SplitCandidate(False), 0
     for feature, (counts, rows) in visited:
         occupied = np.flatnonzero(rows)
-        most_occupied = max(most_occupied, len(occupied))
+        most_cells = max(most_cells, int(np.count_nonzero(counts)))
         work.scanned_bins += int(occupied[-1] - occupied[0] + 1)
         work.full_scans += 1
         found = best_split_of_histogram(counts, rows, min_samples_leaf)
         if found.valid and (not best.valid or found.score_numerator * best.score_denominator
                             > best.score_numerator * found.score_denominator):
             best = dataclasses.replace(found, feature=feature)
-    return best, most_occupied
+    return best, most_cells
 
 
 def train_tree_from_histograms(codes, labels, params, seed, tree_index, code_bits):
@@ -234,9 +235,8 @@ def train_tree_from_histograms(codes, labels, params, seed, tree_index, code_bit
                 visited = _draw_lazily(drawer, histogram_of, n_features,
                                        params.features_per_split, work)
             any_drawn |= bool(visited)
-            splits[node], occupied = _best_of_node(visited, params.min_samples_leaf, work)
-            work.nodes.append((node_rows, work.drawn_features - drawn_before, len(visited),
-                               occupied))
+            splits[node], cells = _best_of_node(visited, params.min_samples_leaf, work)
+            work.nodes.append((node_rows, work.drawn_features - drawn_before, len(visited), cells))
         if not any_drawn:
             break
         level = _grow_children(level, searched, splits, params, codes, labels, weights,

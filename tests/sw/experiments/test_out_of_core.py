@@ -4,20 +4,24 @@ import numpy as np
 import pytest
 
 from sw.experiments import out_of_core
-from sw.experiments.out_of_core import NODE_CYCLES, external_bytes, histogram_pe_cycles
+from sw.experiments.out_of_core import NODE_CYCLES, cycle_parts, external_bytes, histogram_pe_cycles
 from sw.methods.forest.histogram import HistogramWork
 
 
 def _one_node(partitioned=0):
-    # 100 rows (ids 0..99: two 64-row blocks), 10 features drawn, 9 histograms, 40 bins occupied.
+    # 100 rows (ids 0..99: two 64-row blocks), 10 features drawn, 9 histograms, at most 40 cells.
     return HistogramWork(partitioned_rows=partitioned, nodes=[(np.arange(100), 10, 9, 40)])
 
 
 def test_cycles_group_the_draws_into_passes_of_the_lanes():
-    # 2 gather passes of 100 rows, 2 scan passes of 40 bins (or 256), the node, 30 go-left rows.
+    # 2 gather passes of 100 rows, 2 scan passes of 40 cells (or 256 bins), the node, 30 go-left rows.
     assert histogram_pe_cycles(_one_node(30), 8) == 200 + 80 + NODE_CYCLES + 30
     assert histogram_pe_cycles(_one_node(30), 8, full_scan=True) == 200 + 512 + NODE_CYCLES + 30
     assert histogram_pe_cycles(_one_node(), 16) == 100 + 40 + NODE_CYCLES
+    work = _one_node(30)
+    work.searched_rows = 100
+    assert cycle_parts(work, 8) == {"bound": 100, "gather": 200, "scan": 80, "nodes": NODE_CYCLES,
+                                    "partition": 30}
 
 
 def test_the_two_layouts_read_what_their_bursts_hold():
@@ -35,5 +39,5 @@ def test_a_small_run_writes_its_table_and_plot(tmp_path):
     out = tmp_path / "ooc.md"
     out_of_core.main(["--datasets", "iris", "--trees", "1", "--cpu-trees", "2", "4", "--out", str(out)])
     text = out.read_text()
-    assert text.count("\n") == 3 and "| iris | 150 x 4 (3) |" in text
+    assert text.count("| iris |") == 2 and "| iris | 150 x 4 (3) |" in text
     assert out.with_suffix(".png").stat().st_size > 10_000
