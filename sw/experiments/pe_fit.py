@@ -26,8 +26,9 @@ The lanes with the higher ``P / (2 + ceil(F / lanes))`` (:func:`throughput`: PEs
 the passes per tree level of the cycle model) are chosen: fewer lanes cost more cycles
 per tree but fewer DSP blocks per PE. Still an estimate: Quartus maps, places and routes
 otherwise, and only a Quartus build shows what fits. The result is written to :data:`FIT_FILE` (``docs/pe_fit.json``: per dataset P,
-lanes, the limiting resource, the PE's parameters and estimate, with a digest of the
-gateware sources), which the comparison reads (it does not run Yosys).
+lanes, the limiting resource, the PE's parameters and estimate, with the digest of the
+sources of the system it was measured on, :func:`fit_digest`), which the comparison reads
+(it does not run Yosys).
 """
 
 import argparse
@@ -43,12 +44,14 @@ from hw.flows.fmax_record import design_digest
 from hw.flows.resources import ARRIA10_10AX115, estimate
 from sim.backend import BUILD_ROOT, PROJECT_ROOT
 
-__all__ = ["FIT_FILE", "inbag_capacity", "lane_options", "throughput", "pe_parameters",
-           "system_parameters", "shell", "pes_that_fit", "design_digest", "load_fits", "staleness", "P_RULE",
-           "FOREST_TREES", "BUDGET", "main"]
+__all__ = ["FIT_FILE", "FIT_DESIGN", "inbag_capacity", "lane_options", "throughput",
+           "pe_parameters", "system_parameters", "shell", "pes_that_fit", "design_digest",
+           "fit_digest", "load_fits", "staleness", "P_RULE", "FOREST_TREES", "BUDGET", "main"]
 
 #: Where the measured fits live (a measurement, so in docs/), written by :func:`main`.
 FIT_FILE = PROJECT_ROOT / "docs" / "pe_fit.json"
+#: The design whose gateware sources the fits depend on (the PE and the system beside it).
+FIT_DESIGN = "forest_system"
 
 FOLDS = 5
 FEATURE_LANES = 8
@@ -143,6 +146,14 @@ def pes_that_fit(pe, beside, device=ARRIA10_10AX115, budget=BUDGET):
     return counts[limiting], limiting, counts
 
 
+def fit_digest():
+    """The digest the fits are measured against: the gateware sources of
+    :data:`FIT_DESIGN` (the PE and everything beside it on the chip,
+    :func:`hw.flows.sources.design_sources`), so a block the system does not contain does
+    not call P stale."""
+    return design_digest(design=FIT_DESIGN)
+
+
 def load_fits(path=None):
     """The measured fits (:data:`FIT_FILE`): ``{dataset: {"pe_count", "feature_lanes",
     "limited_by", "parameters", "estimate", "beside"}}``."""
@@ -152,9 +163,9 @@ def load_fits(path=None):
 def staleness(path=None):
     """None when every fit (:data:`FIT_FILE`) was measured on today's gateware, else a
     sentence naming the datasets whose fits were not (their digest against
-    :func:`design_digest`; a record without per-dataset digests has one for all)."""
+    :func:`fit_digest`; a record without per-dataset digests has one for all)."""
     record = json.loads(Path(path or FIT_FILE).read_text())
-    current = design_digest()
+    current = fit_digest()
     measured = {name: fit.get("design_digest", record.get("design_digest"))
                 for name, fit in record["datasets"].items()}
     older = sorted(name for name, digest in measured.items() if digest != current)
@@ -168,7 +179,7 @@ def staleness(path=None):
 
 def _estimate_cached(name, parameters, folder, design_name="processing_element"):
     cache = folder / f"{name}.json"
-    design = design_digest()
+    design = fit_digest()
     if cache.exists():
         cached = json.loads(cache.read_text())
         if (cached.get("design") == design
@@ -187,7 +198,7 @@ def write_fits(fits, path):
     """Record the chosen fit of every dataset measured (``main``'s ``fits``) in ``path``,
     each with the gateware digest and date it was measured on; datasets not measured this
     time keep their entry, digest and date."""
-    digest, date = design_digest(), time.strftime("%Y-%m-%d")
+    digest, date = fit_digest(), time.strftime("%Y-%m-%d")
     record = {"tool": "python -m sw.experiments.pe_fit (Yosys synth_intel_alm estimates)",
               "datasets": {name: {"design_digest": digest, "date": date, "pe_count": fit["pe_count"],
                                   "feature_lanes": fit["parameters"]["feature_lanes"],

@@ -198,13 +198,12 @@ def test_modelled_time_is_load_presort_and_trees_over_pe_count():
 
 def test_a_pe_count_measured_on_older_gateware_is_said(tmp_path):
     import json
-    from hw.flows.sources import design_digest
     record = json.loads((PROJECT_ROOT / "docs" / "pe_fit.json").read_text())
     datasets = {name: {key: value for key, value in fit.items() if key not in ("design_digest", "date")}
                 for name, fit in record["datasets"].items()}
     path = tmp_path / "pe_fit.json"
     # A record with one digest for all its datasets (as before per-dataset digests).
-    path.write_text(json.dumps({"datasets": datasets, "design_digest": design_digest()}))
+    path.write_text(json.dumps({"datasets": datasets, "design_digest": bench_pe_fit.fit_digest()}))
     assert compare.builds.pe_fit_staleness(path) is None
     path.write_text(json.dumps({"datasets": datasets, "design_digest": "0123456789abcdef"}))
     assert compare.builds.pe_fit_staleness(path).startswith(
@@ -215,7 +214,6 @@ def test_a_partial_pe_fit_rerun_keeps_the_others_digests(tmp_path):
     """Re-measuring some datasets records today's digest for them only: the others keep
     the digest they were measured with, so the comparison still calls them stale."""
     import json
-    from hw.flows.sources import design_digest
     record = json.loads((PROJECT_ROOT / "docs" / "pe_fit.json").read_text())
     names = sorted(record["datasets"])
     datasets = {name: {key: value for key, value in fit.items() if key not in ("design_digest", "date")}
@@ -225,7 +223,7 @@ def test_a_partial_pe_fit_rerun_keeps_the_others_digests(tmp_path):
     fit = {"pe_count": 7, "limited_by": "dsp", "parameters": {"feature_lanes": 2}, "estimate": {}, "beside": {}}
     bench_pe_fit.write_fits({names[0]: fit}, path)
     written = json.loads(path.read_text())["datasets"]
-    assert written[names[0]]["design_digest"] == design_digest() and written[names[0]]["pe_count"] == 7
+    assert written[names[0]]["design_digest"] == bench_pe_fit.fit_digest() and written[names[0]]["pe_count"] == 7
     assert all(written[name]["design_digest"] == "0123456789abcdef" for name in names[1:])
     assert written[names[1]]["date"] == "2026-01-01"
     message = compare.builds.pe_fit_staleness(path)
