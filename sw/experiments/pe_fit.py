@@ -25,10 +25,10 @@ multiplexers per PE.)
 The lanes with the higher ``P / (2 + ceil(F / lanes))`` (:func:`throughput`: PEs over
 the passes per tree level of the cycle model) are chosen: fewer lanes cost more cycles
 per tree but fewer DSP blocks per PE. Still an estimate: Quartus maps, places and routes
-otherwise, and only a Quartus build shows what fits. The result is written to :data:`FIT_FILE` (``docs/pe_fit.json``: per dataset P,
-lanes, the limiting resource, the PE's parameters and estimate, with the digest of the
-sources of the system it was measured on, :func:`fit_digest`), which the comparison reads
-(it does not run Yosys).
+otherwise, and only a Quartus build shows what fits. The result is written to
+:data:`FIT_FILE` (``docs/pe_fit.json``: per dataset P, lanes, the limiting resource, the
+PE's parameters and estimate, with the digest of the sources of the system it was
+measured on, :func:`fit_digest`), which the comparison reads (it does not run Yosys).
 """
 
 import argparse
