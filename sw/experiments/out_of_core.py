@@ -75,32 +75,30 @@ SYNTHETIC = {"random20k": dict(n_samples=20_000, n_features=100, n_informative=4
 DEFAULT_DATASETS = ("isolet", "mnist_test10k", "random20k", "ctg", "cmc", "sonar")
 
 
-def histogram_pe_cycles(work, lanes, full_scan=False, bins=1 << CODE_BITS):
-    """Cycles of one tree on the planned histogram PE (see the module docstring); with
-    ``full_scan``, every histogram's scan takes all ``bins``."""
-    total = work.partitioned_rows
-    for rows, drawn, scanned, cells in work.nodes:
-        stepped = bins if full_scan else cells
-        total += -(-drawn // lanes) * len(rows) + -(-scanned // lanes) * stepped + NODE_CYCLES
-    return total
-
-
-def cycle_parts(work, lanes):
-    """Where one tree's planned cycles go: ``{"gather", "scan", "nodes", "partition"}``
-    (their sum is :func:`histogram_pe_cycles`), beside its one-pass bound (``bound``: the
-    rows of the searched nodes, issue #25)."""
+def cycle_parts(work, lanes, full_scan=False, bins=1 << CODE_BITS):
+    """Where one tree's planned cycles go on the histogram PE (see the module docstring):
+    ``{"gather", "scan", "nodes", "partition"}``, beside its one-pass bound (``bound``: the
+    rows of the searched nodes, issue #25); with ``full_scan``, every histogram's scan
+    takes all ``bins``."""
     return {"bound": work.searched_rows,
             "gather": sum(-(-drawn // lanes) * len(rows) for rows, drawn, _, _ in work.nodes),
-            "scan": sum(-(-scanned // lanes) * cells for _, _, scanned, cells in work.nodes),
+            "scan": sum(-(-scanned // lanes) * (bins if full_scan else cells)
+                        for _, _, scanned, cells in work.nodes),
             "nodes": NODE_CYCLES * len(work.nodes), "partition": work.partitioned_rows}
+
+
+def histogram_pe_cycles(work, lanes, full_scan=False):
+    """Cycles of one tree on the planned histogram PE: the sum of its :func:`cycle_parts`."""
+    parts = cycle_parts(work, lanes, full_scan)
+    return parts["gather"] + parts["scan"] + parts["nodes"] + parts["partition"]
 
 
 def external_bytes(work, lanes, n_features, layout):
     """Bytes one tree's gathers read from the code store in external memory, ``layout``
     ``"row-major"`` or ``"feature-major"`` (see the module docstring)."""
     if layout == "row-major":
-        bursts_per_row = min(lanes, -(-n_features // BURST_BYTES))
-        bursts = sum(-(-drawn // lanes) * len(rows) for rows, drawn, _, _ in work.nodes) * bursts_per_row
+        # Each gather pass reads a row's bursts once: the gather's row-cycles times those.
+        bursts = cycle_parts(work, lanes)["gather"] * min(lanes, -(-n_features // BURST_BYTES))
     elif layout == "feature-major":
         bursts = sum(drawn * len(np.unique(rows // BURST_BYTES)) for rows, drawn, _, _ in work.nodes)
     else:

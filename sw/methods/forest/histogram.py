@@ -105,41 +105,46 @@ class HistogramWork:
 
     Attributes
     ----------
-    searched_rows : int
-        Distinct in-bag rows summed over the searched nodes: one pass over the node's row
-        ids per node and level, the one-pass bound's work.
-    gathered_codes : int
-        Codes gathered into histograms: rows times drawn features (constant ones included)
-        summed over the searched nodes.
-    drawn_features, constant_draws : int
-        Features drawn at the searched nodes, and how many of them were constant there.
-    scanned_bins : int
-        Bins scanned, summed over the histograms of non-constant features: each from its
-        lowest to its highest occupied code.
-    full_scans : int
-        Histograms scanned (a scan of all ``2**code_bits`` bins each, for a PE that does not
-        track the occupied range).
+    nodes : list of (row ids, drawn, scanned, cells) tuples
+        Per searched node: its in-bag row ids (ascending), the features drawn there
+        (constant ones included), the histograms scanned there (its non-constant drawn
+        features) and the most non-zero (bin, class) cells among them (what a scan that
+        feeds today's Gini scanner one cell per cycle steps through), so that a cost model
+        can group the draws into passes of a PE's lanes and count the memory blocks the
+        rows lie in. The totals below are sums over it.
     partitioned_rows : int
         Rows whose go-left bit is computed: the rows of the nodes split into searched
         children.
     rewinds : int
         Nodes whose draw ran out of features and rewound the stream.
-    nodes : list of (row ids, drawn, scanned, cells) tuples
-        Per searched node: its in-bag row ids (ascending), the features drawn there, the
-        histograms scanned there (its non-constant drawn features) and the most non-zero
-        (bin, class) cells among them (what a scan that feeds today's Gini scanner one
-        cell per cycle steps through), so that a cost model can group the draws into
-        passes of a PE's lanes and count the memory blocks the rows lie in.
     """
-    searched_rows: int = 0
-    gathered_codes: int = 0
-    drawn_features: int = 0
-    constant_draws: int = 0
-    scanned_bins: int = 0
-    full_scans: int = 0
+    nodes: list = dataclasses.field(default_factory=list)
     partitioned_rows: int = 0
     rewinds: int = 0
-    nodes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def searched_rows(self):
+        """Distinct in-bag rows summed over the searched nodes: one pass over the node's row
+        ids per node and level, the one-pass bound's work."""
+        return sum(len(rows) for rows, _, _, _ in self.nodes)
+
+    @property
+    def gathered_codes(self):
+        """Codes gathered into histograms: rows times drawn features, summed."""
+        return sum(len(rows) * drawn for rows, drawn, _, _ in self.nodes)
+
+    @property
+    def drawn_features(self):
+        return sum(drawn for _, drawn, _, _ in self.nodes)
+
+    @property
+    def full_scans(self):
+        """Histograms scanned: the non-constant drawn features, summed."""
+        return sum(scanned for _, _, scanned, _ in self.nodes)
+
+    @property
+    def constant_draws(self):
+        return self.drawn_features - self.full_scans
 
 
 def _draw_lazily(drawer, histogram_of, n_features, features_per_split, work):
@@ -155,29 +160,23 @@ def _draw_lazily(drawer, histogram_of, n_features, features_per_split, work):
         feature = swapped.get(chosen, chosen)
         swapped[chosen] = swapped.get(position, position)
         histogram = histogram_of(feature)
-        work.drawn_features += 1
         if np.count_nonzero(histogram[1]) > 1:
             visited.append((feature, histogram))
             after_last = drawer.position
             if len(visited) == features_per_split:
                 return visited
-        else:
-            work.constant_draws += 1
     if drawer.position != after_last:
         drawer.rewind(after_last)
         work.rewinds += 1
     return visited
 
 
-def _best_of_node(visited, min_samples_leaf, work):
+def _best_of_node(visited, min_samples_leaf):
     """The node's best split over its visited features (earlier feature wins a tie), and
     the most non-zero (bin, class) cells of their histograms."""
     best, most_cells = SplitCandidate(False), 0
     for feature, (counts, rows) in visited:
-        occupied = np.flatnonzero(rows)
         most_cells = max(most_cells, int(np.count_nonzero(counts)))
-        work.scanned_bins += int(occupied[-1] - occupied[0] + 1)
-        work.full_scans += 1
         found = best_split_of_histogram(counts, rows, min_samples_leaf)
         if found.valid and (not best.valid or found.score_numerator * best.score_denominator
                             > best.score_numerator * found.score_denominator):
@@ -217,26 +216,22 @@ def train_tree_from_histograms(codes, labels, params, seed, tree_index, code_bit
             break
         splits, any_drawn = {}, False
         for node in searched:
-            node_rows = members[node]
-            work.searched_rows += len(node_rows)
-            drawn_before = work.drawn_features
+            node_rows, drawn = members[node], []
 
-            def histogram_of(f, node_rows=node_rows):
-                work.gathered_codes += len(node_rows)
+            def histogram_of(f, node_rows=node_rows, drawn=drawn):
+                drawn.append(f)
                 return class_histogram(codes[node_rows, f], labels[node_rows],
                                        weights[node_rows], n_bins, n_classes)
 
             if tree_feature is not None:
                 histogram = histogram_of(tree_feature)
-                work.drawn_features += 1
                 visited = [(tree_feature, histogram)] if np.count_nonzero(histogram[1]) > 1 else []
-                work.constant_draws += not visited
             else:
                 visited = _draw_lazily(drawer, histogram_of, n_features,
                                        params.features_per_split, work)
             any_drawn |= bool(visited)
-            splits[node], cells = _best_of_node(visited, params.min_samples_leaf, work)
-            work.nodes.append((node_rows, work.drawn_features - drawn_before, len(visited), cells))
+            splits[node], cells = _best_of_node(visited, params.min_samples_leaf)
+            work.nodes.append((node_rows, len(drawn), len(visited), cells))
         if not any_drawn:
             break
         level = _grow_children(level, searched, splits, params, codes, labels, weights,

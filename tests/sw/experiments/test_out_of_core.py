@@ -19,7 +19,6 @@ def test_cycles_group_the_draws_into_passes_of_the_lanes():
     assert histogram_pe_cycles(_one_node(30), 8, full_scan=True) == 200 + 512 + NODE_CYCLES + 30
     assert histogram_pe_cycles(_one_node(), 16) == 100 + 40 + NODE_CYCLES
     work = _one_node(30)
-    work.searched_rows = 100
     assert cycle_parts(work, 8) == {"bound": 100, "gather": 200, "scan": 80, "nodes": NODE_CYCLES,
                                     "partition": 30}
 
