@@ -37,7 +37,7 @@ from sw.methods.forest.model import (
     NodeFeatureDrawer, SplitCandidate, Tree, TreeRandom, bootstrap_weights, leaf_decision,
     majority_class)
 
-__all__ = ["class_histogram", "best_split_of_histogram", "HistogramWork",
+__all__ = ["class_histogram", "histogram_cells", "best_split_of_histogram", "HistogramWork",
            "train_tree_from_histograms"]
 
 #: Relative width of the float pre-screen band, as in the sorted scan
@@ -55,6 +55,21 @@ def class_histogram(codes, labels, weights, n_bins, n_classes):
     counts = np.bincount(codes * n_classes + labels, weights=weights,
                          minlength=n_bins * n_classes).astype(np.int64)
     return counts.reshape(n_bins, n_classes), np.bincount(codes, minlength=n_bins)
+
+
+def histogram_cells(class_counts, rows):
+    """The non-zero (bin, class) cells of a histogram in scan order, as the histogram unit
+    (``hw/histogram.py``) hands them to a Gini scan: bins in code order, the classes of a
+    bin in class order. Each cell is ``(code, label, weight, rows)``: its weighted count,
+    and the bin's distinct rows on the bin's first cell (0 on the others), so that the
+    rows summed over the cells before a boundary are the rows left of it."""
+    class_counts = np.asarray(class_counts, dtype=np.int64)
+    cells = []
+    for code in np.flatnonzero(np.asarray(rows)).tolist():
+        labels = np.flatnonzero(class_counts[code]).tolist()
+        cells += [(code, label, int(class_counts[code, label]), int(rows[code]) if k == 0 else 0)
+                  for k, label in enumerate(labels)]
+    return cells
 
 
 def best_split_of_histogram(class_counts, rows, min_samples_leaf=1):

@@ -6,7 +6,7 @@ import pytest
 from sw.data.datasets import available, load
 from sw.experiments.compare.hwtime import one_pass_bound_cycles
 from sw.methods.forest.histogram import (
-    best_split_of_histogram, class_histogram, train_tree_from_histograms)
+    best_split_of_histogram, class_histogram, histogram_cells, train_tree_from_histograms)
 from sw.methods.forest.model import (
     NodeFeatureDrawer, TrainingParameters, best_split_of_segment, train_tree, trees_equal)
 from sw.methods.forest.quantize import make_quantizer
@@ -48,6 +48,32 @@ def test_a_histogram_scan_finds_the_sorted_scans_split():
             assert [getattr(got, f) for f in fields] == [getattr(expected, f) for f in fields], case
             assert got.left_class_counts.tolist() == expected.left_class_counts.tolist(), case
             assert got.right_class_counts.tolist() == expected.right_class_counts.tolist(), case
+
+
+def test_the_cells_scanned_as_entries_give_the_histograms_split():
+    # The histogram unit hands a Gini scan the non-zero cells as entries. Scanned as a
+    # sorted segment (min_samples_leaf 1: every boundary between codes counts), they give
+    # the histogram's split, and the rows carried on the cells left of it are its rows left.
+    rng = np.random.default_rng(2)
+    for case in range(300):
+        n, n_classes, n_bins = int(rng.integers(1, 80)), int(rng.integers(2, 6)), int(rng.choice([2, 8, 256]))
+        codes = rng.integers(0, min(int(rng.choice([1, 3, n_bins])), n_bins), size=n)
+        labels = rng.integers(0, n_classes, size=n)
+        weights = rng.integers(1, int(rng.choice([2, 9])), size=n)
+        counts, rows = class_histogram(codes, labels, weights, n_bins, n_classes)
+        cells = histogram_cells(counts, rows)
+        assert [cell[:2] for cell in cells] == sorted(set(zip(codes.tolist(), labels.tolist()))), case
+        assert sum(cell[2] for cell in cells) == weights.sum() and sum(cell[3] for cell in cells) == n
+        cell_codes, cell_labels, cell_weights, cell_rows = (np.array(column) for column in zip(*cells))
+        expected = best_split_of_histogram(counts, rows)
+        got = best_split_of_segment(cell_codes, cell_labels, cell_weights, n_classes, 1)
+        assert got.valid == expected.valid, case
+        if expected.valid:
+            fields = ("threshold_code", "score_numerator", "score_denominator")
+            assert [getattr(got, f) for f in fields] == [getattr(expected, f) for f in fields], case
+            assert got.left_class_counts.tolist() == expected.left_class_counts.tolist(), case
+            left_rows = int(cell_rows[cell_codes <= expected.threshold_code].sum())
+            assert left_rows == expected.n_rows_left == np.count_nonzero(codes <= expected.threshold_code)
 
 
 def test_equal_scores_go_to_the_lower_code():
