@@ -15,6 +15,7 @@ Fmax and Quartus flows and the comparison all take their parameters from here.
 import hashlib
 
 from hw.gini import GiniScanner
+from hw.histogram import HistogramUnit
 from hw.inbag import InBagBuilder
 from hw.inference import InferenceEngine
 from hw.partition import PartitionUnit
@@ -34,6 +35,8 @@ DESIGNS = {
     "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
                                      "tree_index_bits": 16, "lanes": 1}),
+    # A lane of the planned out-of-core PE (docs/out_of_core.md): not part of the system.
+    "histogram_unit": (HistogramUnit, {"classes": 8, "count_bits": 13, "code_bits": 8, "row_bits": 12}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

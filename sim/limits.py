@@ -112,6 +112,8 @@ CASES = [
               not_simulated=_MILLION_WORDS),
     LimitCase("gini_widths", "gini_scanner", ("classes", "count_bits", "code_bits", "row_bits"),
               module="sim.tb_gini", testbench={"random_segments": 30}, ci=True),
+    LimitCase("histogram_widths", "histogram_unit", ("classes", "count_bits", "code_bits", "row_bits"),
+              module="sim.tb_histogram", testbench={"random_cases": 10, "longest_run": 3000}, ci=True),
     # 65,536 one-leaf trees: node memory of 65,536 words, votes and n_trees of 17 bits.
     LimitCase("inference_trees", "inference_engine", ("max_trees",),
               {"max_nodes_per_tree": 1, "max_depth": 0, "traversal_stages": 1},

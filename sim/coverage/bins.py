@@ -18,7 +18,8 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["CASE_BINS", "STREAM_BINS", "FSM_MEANINGS", "UNSAMPLED",
-           "gini_segment", "sorter_list", "inbag_tree", "partition_job", "pe_tree", "forest_case"]
+           "gini_segment", "sorter_list", "inbag_tree", "partition_job", "histogram_run", "pe_tree",
+           "forest_case"]
 
 _BOUNDARY = {"exactly at": "equal to the limit", "one below": "the limit minus one",
              "one above": "the limit plus one"}
@@ -54,6 +55,16 @@ CASE_BINS = {
                            "maximum": "a segment of the longest length the unit is built for"},
         "goes left": {"all left": "every row of the job goes left", "all right": "every row goes right",
                       "mixed": "rows go both ways"},
+    },
+    "histogram_unit": {
+        "run length": {"1": "a histogram of one sample",
+                       "maximum": "a histogram of the most samples the unit counts (2**row_bits - 1, "
+                                  "or fewer when the weights' width bounds them)"},
+        "bins": {"one": "every sample in one bin", "first and last": "samples in bin 0 and in the "
+                 "last bin", "same bin twice running": "two consecutive samples in one bin (the "
+                 "word written is forwarded to the next read)"},
+        "classes present": {"one": "every sample of one class",
+                            "every class": "every class of the build occurs in the histogram"},
     },
     "processing_element": {
         "classes present": {"one": "the root holds one class only (a root leaf)",
@@ -193,6 +204,23 @@ def partition_job(rows, goes_left, max_segment):
             if len(rows) == value]
     left = int(np.count_nonzero(np.asarray(goes_left)[np.asarray(rows)]))
     hits.append(("goes left", "all left" if left == len(rows) else "all right" if left == 0 else "mixed"))
+    return hits
+
+
+def histogram_run(codes, labels, classes, code_bits, longest):
+    """The case bins of one histogram's run of samples."""
+    codes, labels = np.asarray(codes), np.asarray(labels)
+    hits = [("run length", label) for label, value in (("1", 1), ("maximum", longest))
+            if len(codes) == value]
+    if len(set(codes.tolist())) == 1:
+        hits.append(("bins", "one"))
+    if {0, (1 << code_bits) - 1} <= set(codes.tolist()):
+        hits.append(("bins", "first and last"))
+    if np.any(codes[1:] == codes[:-1]):
+        hits.append(("bins", "same bin twice running"))
+    present = len(set(labels.tolist()))
+    hits += [("classes present", label) for label, value in (("one", 1), ("every class", classes))
+             if present == value]
     return hits
 
 
