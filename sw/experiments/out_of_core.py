@@ -8,8 +8,9 @@ Per dataset, coded at 8 bits (``RankQuantizer``), forest mode as the comparison 
 (bootstrap of ``n`` draws, ``sqrt(F)`` features per split, no depth limit). The plan is
 ``sw/methods/forest/histogram.py``; its trees are the golden model's, and the tests hold
 them equal. Each tree's :class:`~sw.methods.forest.histogram.HistogramWork` is priced by
-the model below. **It is a model of a PE that is not built**: it gives no P and no
-measured cycles. What it prices:
+the model below. **It is a model of a PE that is not built** (of its blocks, only a lane's
+histogram unit is, ``hw/histogram.py``, whose measured turnaround it uses): it gives no P
+and no measured cycles of a tree. What it prices:
 
 * per searched node with ``r`` rows, ``d`` features drawn and ``s`` histograms scanned:
   ``ceil(d / L) r`` cycles to gather (one row per cycle, the codes of ``L`` drawn
@@ -19,7 +20,9 @@ measured cycles. What it prices:
   bitmap and a priority encoder) and feeds it to today's Gini scanner as one entry, its
   weight the cell's weighted count and its distinct rows with it, so a small node scans
   its few cells, not 256 bins. The variant that scans all 256 bins, one a cycle, is
-  priced too (``full_scan_cycles``);
+  priced too (``full_scan_cycles``). Each gather pass adds the built histogram unit's
+  turnaround (``hw.histogram.TURNAROUND_CYCLES``, measured in its testbench: the cycles
+  between a lane's last sample and its first cell);
 * one cycle per row of a node split into searched children (its go-left bit and partition);
 * the code store in external memory, in one of two layouts. **Row-major** (a row's
   ``F`` one-byte codes contiguous): each gather pass reads, per row, the 64-byte bursts
@@ -48,6 +51,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 
 from hw.flows.fmax_record import proxy_clock
+from hw.histogram import TURNAROUND_CYCLES
 from sw.data.datasets import available, load
 from sw.experiments.cpu_forests import CPU_FORESTS, cpu_forest
 from sw.experiments.pe_cycles import cycle_model
@@ -77,11 +81,12 @@ DEFAULT_DATASETS = ("isolet", "mnist_test10k", "random20k", "ctg", "cmc", "sonar
 
 def cycle_parts(work, lanes, full_scan=False, bins=1 << CODE_BITS):
     """Where one tree's planned cycles go on the histogram PE (see the module docstring):
-    ``{"gather", "scan", "nodes", "partition"}``, beside its one-pass bound (``bound``: the
-    rows of the searched nodes, issue #25); with ``full_scan``, every histogram's scan
-    takes all ``bins``."""
+    ``{"gather", "turnaround", "scan", "nodes", "partition"}``, beside its one-pass bound
+    (``bound``: the rows of the searched nodes, issue #25); with ``full_scan``, every
+    histogram's scan takes all ``bins``."""
     return {"bound": work.searched_rows,
             "gather": sum(-(-drawn // lanes) * len(rows) for rows, drawn, _, _ in work.nodes),
+            "turnaround": sum(-(-drawn // lanes) * TURNAROUND_CYCLES for _, drawn, _, _ in work.nodes),
             "scan": sum(-(-scanned // lanes) * (bins if full_scan else cells)
                         for _, _, scanned, cells in work.nodes),
             "nodes": NODE_CYCLES * len(work.nodes), "partition": work.partitioned_rows}
@@ -89,8 +94,7 @@ def cycle_parts(work, lanes, full_scan=False, bins=1 << CODE_BITS):
 
 def histogram_pe_cycles(work, lanes, full_scan=False):
     """Cycles of one tree on the planned histogram PE: the sum of its :func:`cycle_parts`."""
-    parts = cycle_parts(work, lanes, full_scan)
-    return parts["gather"] + parts["scan"] + parts["nodes"] + parts["partition"]
+    return sum(cycles for key, cycles in cycle_parts(work, lanes, full_scan).items() if key != "bound")
 
 
 def external_bytes(work, lanes, n_features, layout):
@@ -157,7 +161,7 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
             f"{row_major[-1] / 1e6:.1f} / {feature_major[-1] / 1e6:.1f} MB, today's PE {today[-1]:,}",
             flush=True)
     parts = {key: statistics.mean(cycle_parts(work, lanes)[key] for work in works)
-             for key in ("bound", "gather", "scan", "nodes", "partition")}
+             for key in cycle_parts(works[0], lanes)}
     cpu = {key: _cpu_seconds_per_tree(key, X, y, cpu_trees) for key in CPU_FORESTS}
     bandwidth = DDR4_PEAK_GBPS * 1e9 * RANDOM_BURST_EFFICIENCY
     return {
@@ -199,14 +203,16 @@ def table(rows, lanes, clock_mhz):
 def parts_table(rows):
     """Where the planned cycles go, against the one-pass bound: in sequence, and with the
     three passes overlapped (the next node's gather during a node's scan and partition,
-    the go-left bits taken from the codes gathered: an estimate of a pipelined PE)."""
-    lines = ["| dataset | one-pass bound | gather | scan | nodes | partition | in sequence / bound "
-             "| overlapped / bound |", "|---|---|---|---|---|---|---|---|"]
+    the go-left bits taken from the codes gathered: an estimate of a pipelined PE; a
+    histogram's turnaround stays on the scan's side)."""
+    lines = ["| dataset | one-pass bound | gather | turnaround | scan | nodes | partition "
+             "| in sequence / bound | overlapped / bound |", "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         part = row["parts"]
-        sequence = part["gather"] + part["scan"] + part["nodes"] + part["partition"]
-        overlapped = max(part["gather"], part["scan"], part["partition"]) + part["nodes"]
+        sequence = sum(cycles for key, cycles in part.items() if key != "bound")
+        overlapped = max(part["gather"], part["turnaround"] + part["scan"], part["partition"]) + part["nodes"]
         lines.append(f"| {row['dataset']} | {part['bound']:,.0f} | {part['gather']:,.0f} | "
+                     f"{part['turnaround']:,.0f} | "
                      f"{part['scan']:,.0f} | {part['nodes']:,.0f} | {part['partition']:,.0f} | "
                      f"{sequence / part['bound']:.2f} | {overlapped / part['bound']:.2f} |")
     return "\n".join(lines)
