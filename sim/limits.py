@@ -114,6 +114,9 @@ CASES = [
               module="sim.tb_gini", testbench={"random_segments": 30}, ci=True),
     LimitCase("histogram_widths", "histogram_unit", ("classes", "count_bits", "code_bits", "row_bits"),
               module="sim.tb_histogram", testbench={"random_cases": 10, "longest_run": 3000}, ci=True),
+    LimitCase("histogram_lane_widths", "histogram_lane", ("classes", "count_bits", "code_bits", "row_bits"),
+              module="sim.tb_histogram_lane", testbench={"random_cases": 10, "longest_run": 3000},
+              ci=True),
     # 65,536 one-leaf trees: node memory of 65,536 words, votes and n_trees of 17 bits.
     LimitCase("inference_trees", "inference_engine", ("max_trees",),
               {"max_nodes_per_tree": 1, "max_depth": 0, "traversal_stages": 1},

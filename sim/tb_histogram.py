@@ -21,6 +21,40 @@ from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
 from sw.methods.forest.histogram import class_histogram, histogram_cells
 
 
+def random_run(rng, code_bits, classes, count_bits, longest, length=None):
+    """(codes, labels, weights) of one histogram's run of at most ``longest`` samples,
+    weights summing below ``2**count_bits``: codes anywhere, in a few bins, in runs of
+    one bin, in the first and last bins only, or in code order; one class or many."""
+    n_bins = 1 << code_bits
+    if length is None:
+        length = rng.choice([1, 2, longest, rng.randint(1, min(longest, 400))])
+    kind = rng.randrange(5)
+    if kind == 0:                                   # anywhere
+        codes = [rng.randrange(n_bins) for _ in range(length)]
+    elif kind == 1:                                 # a few bins, often the same twice running
+        few = [rng.randrange(n_bins) for _ in range(rng.randint(1, 3))]
+        codes = [rng.choice(few) for _ in range(length)]
+    elif kind == 2:                                 # runs of one bin (the forwarding)
+        codes = []
+        while len(codes) < length:
+            codes += [rng.randrange(n_bins)] * rng.randint(1, 6)
+        codes = codes[:length]
+    elif kind == 3:                                 # the first and the last bins
+        codes = [rng.choice([0, n_bins - 1]) for _ in range(length)]
+    else:                                           # in code order
+        codes = sorted(rng.randrange(n_bins) for _ in range(length))
+    one_class = rng.random() < 0.2
+    first = rng.randrange(classes)
+    labels = [first if one_class else rng.randrange(classes) for _ in range(length)]
+    budget = (1 << count_bits) - 1 - length         # weight above 1, summed
+    weights = []
+    for _ in range(length):
+        extra = rng.randint(0, rng.choice([budget, min(budget, 3)])) if rng.random() < 0.2 else 0
+        budget -= extra
+        weights.append(1 + extra)
+    return np.array(codes), np.array(labels), np.array(weights)
+
+
 class HistogramTestbench(StreamTestbench):
     def __init__(self, dut):
         super().__init__(dut)
@@ -37,34 +71,7 @@ class HistogramTestbench(StreamTestbench):
 
     def random_run(self, length=None):
         """(codes, labels, weights) of one histogram's run."""
-        rng, n_bins = self.rng, 1 << self.code_bits
-        if length is None:
-            length = rng.choice([1, 2, self.longest, rng.randint(1, min(self.longest, 400))])
-        kind = rng.randrange(5)
-        if kind == 0:                                   # anywhere
-            codes = [rng.randrange(n_bins) for _ in range(length)]
-        elif kind == 1:                                 # a few bins, often the same twice running
-            few = [rng.randrange(n_bins) for _ in range(rng.randint(1, 3))]
-            codes = [rng.choice(few) for _ in range(length)]
-        elif kind == 2:                                 # runs of one bin (the forwarding)
-            codes = []
-            while len(codes) < length:
-                codes += [rng.randrange(n_bins)] * rng.randint(1, 6)
-            codes = codes[:length]
-        elif kind == 3:                                 # the first and the last bins
-            codes = [rng.choice([0, n_bins - 1]) for _ in range(length)]
-        else:                                           # in code order
-            codes = sorted(rng.randrange(n_bins) for _ in range(length))
-        one_class = rng.random() < 0.2
-        first = rng.randrange(self.classes)
-        labels = [first if one_class else rng.randrange(self.classes) for _ in range(length)]
-        budget = (1 << self.count_bits) - 1 - length    # weight above 1, summed
-        weights = []
-        for _ in range(length):
-            extra = rng.randint(0, rng.choice([budget, min(budget, 3)])) if rng.random() < 0.2 else 0
-            budget -= extra
-            weights.append(1 + extra)
-        return np.array(codes), np.array(labels), np.array(weights)
+        return random_run(self.rng, self.code_bits, self.classes, self.count_bits, self.longest, length)
 
     def send(self, codes, labels, weights):
         for i, (code, label, weight) in enumerate(zip(codes, labels, weights)):
