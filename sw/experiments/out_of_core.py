@@ -12,7 +12,9 @@ the model below. **It is a model of a PE that is not built** (of its blocks, onl
 histogram unit is, ``hw/histogram.py``, whose measured turnaround it uses): it gives no P
 and no measured cycles of a tree. What it prices:
 
-* per searched node with ``r`` rows, ``d`` features drawn and ``s`` histograms scanned:
+* per searched node with ``r`` rows, ``d`` features drawn (``L`` at a time: the lanes of
+  the pass that finds the last feature needed draw past it, and those draws are gathered
+  and rewound, ``train_tree_from_histograms``) and ``s`` histograms scanned:
   ``ceil(d / L) r`` cycles to gather (one row per cycle, the codes of ``L`` drawn
   features at once, one lane each), ``ceil(s / L) b`` cycles to scan the bins and
   :data:`NODE_CYCLES`. ``b`` is the most non-zero (bin, class) cells of the node's
@@ -150,7 +152,7 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
                                 features_per_split=max(1, int(np.sqrt(n_features))))
     cycles, full, row_major, feature_major, today, works = [], [], [], [], [], []
     for index in range(trees):
-        tree, work = train_tree_from_histograms(codes, labels, params, 1, index, CODE_BITS)
+        tree, work = train_tree_from_histograms(codes, labels, params, 1, index, CODE_BITS, lanes)
         works.append(work)
         cycles.append(histogram_pe_cycles(work, lanes))
         full.append(histogram_pe_cycles(work, lanes, full_scan=True))

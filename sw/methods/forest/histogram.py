@@ -22,8 +22,10 @@ node for node. Two facts carry the equivalence:
   count is the cost to avoid. Here a drawn feature is found constant from its own
   histogram (one occupied bin). When the features run out before ``features_per_split``
   non-constant ones were found, the stream is rewound to just after the last
-  non-constant feature's draw. The generator is counter-based, so hardware rewinds the
-  same way: it reloads its counter. A tree never draws fewer words than the model does.
+  non-constant feature's draw. So it is when a PE's lanes, drawing a pass of features at
+  once, draw past the last one needed (``lanes``). The generator is counter-based, so
+  hardware rewinds the same way: it reloads its counter. A tree never draws fewer words
+  than the model does.
 
 :class:`HistogramWork` counts what a PE built this way would read and scan. It feeds the
 cost model of ``sw/experiments/out_of_core.py``.
@@ -131,7 +133,8 @@ class HistogramWork:
         Rows whose go-left bit is computed: the rows of the nodes split into searched
         children.
     rewinds : int
-        Nodes whose draw ran out of features and rewound the stream.
+        Nodes whose draw rewound the stream: the features ran out, or a pass of lanes
+        overdrew.
     """
     nodes: list = dataclasses.field(default_factory=list)
     partitioned_rows: int = 0
@@ -162,24 +165,33 @@ class HistogramWork:
         return self.drawn_features - self.full_scans
 
 
-def _draw_lazily(drawer, histogram_of, n_features, features_per_split, work):
+def _draw_lazily(drawer, histogram_of, n_features, features_per_split, work, lanes=1):
     """``draw_node_features`` with the constant checks made as the features are drawn.
 
-    ``histogram_of(feature)`` is the node's ``(class_counts, rows)`` of that feature. Returns
-    the non-constant features in visit order with their histograms, and leaves the drawer
-    where the model's draw leaves it."""
+    ``histogram_of(feature)`` is the node's ``(class_counts, rows)`` of that feature.
+    Features are drawn ``lanes`` at a time, as a PE's lanes would gather them in one pass,
+    and their histograms checked in draw order. When the last non-constant feature needed
+    is found at a lane before the pass's last, the lanes after it were drawn beyond the
+    model's stop (overdrawn): their histograms are gathered but not used. Whenever the
+    stream stands past the last non-constant feature's draw (overdrawn, or the features
+    ran out), it is rewound to just after that draw. Returns the non-constant features in
+    visit order with their histograms, and leaves the drawer where the model's draw
+    leaves it."""
     swapped, visited = {}, []
     after_last = drawer.position            # the stream after the last non-constant draw
-    for position in range(n_features):
-        chosen = drawer.integer(n_features - position) + position
-        feature = swapped.get(chosen, chosen)
-        swapped[chosen] = swapped.get(position, position)
-        histogram = histogram_of(feature)
-        if np.count_nonzero(histogram[1]) > 1:
-            visited.append((feature, histogram))
-            after_last = drawer.position
-            if len(visited) == features_per_split:
-                return visited
+    position = 0
+    while position < n_features and len(visited) < features_per_split:
+        drawn = []                          # (feature, the stream after its draw)
+        for _ in range(min(lanes, n_features - position)):
+            chosen = drawer.integer(n_features - position) + position
+            drawn.append((swapped.get(chosen, chosen), drawer.position))
+            swapped[chosen] = swapped.get(position, position)
+            position += 1
+        histograms = [histogram_of(feature) for feature, _ in drawn]
+        for (feature, after), histogram in zip(drawn, histograms):
+            if np.count_nonzero(histogram[1]) > 1 and len(visited) < features_per_split:
+                visited.append((feature, histogram))
+                after_last = after
     if drawer.position != after_last:
         drawer.rewind(after_last)
         work.rewinds += 1
@@ -199,12 +211,14 @@ def _best_of_node(visited, min_samples_leaf):
     return best, most_cells
 
 
-def train_tree_from_histograms(codes, labels, params, seed, tree_index, code_bits):
+def train_tree_from_histograms(codes, labels, params, seed, tree_index, code_bits, lanes=1):
     """Tree ``tree_index`` of forest ``seed``, grown level by level from histograms.
 
     The same inputs as :func:`sw.methods.forest.model.train_tree` plus ``code_bits`` (the
-    histograms' ``2**code_bits`` bins; every code must be below it). Returns ``(tree,
-    work)``: the model's :class:`Tree` and the :class:`HistogramWork` it took.
+    histograms' ``2**code_bits`` bins; every code must be below it) and ``lanes`` (features
+    drawn and gathered at a time, as a PE's lanes would: the work counts the overdrawn
+    ones). Returns ``(tree, work)``: the model's :class:`Tree` and the
+    :class:`HistogramWork` it took.
     """
     codes = np.asarray(codes, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
@@ -243,7 +257,7 @@ def train_tree_from_histograms(codes, labels, params, seed, tree_index, code_bit
                 visited = [(tree_feature, histogram)] if np.count_nonzero(histogram[1]) > 1 else []
             else:
                 visited = _draw_lazily(drawer, histogram_of, n_features,
-                                       params.features_per_split, work)
+                                       params.features_per_split, work, lanes)
             any_drawn |= bool(visited)
             splits[node], cells = _best_of_node(visited, params.min_samples_leaf)
             work.nodes.append((node_rows, len(drawn), len(visited), cells))

@@ -94,6 +94,24 @@ def test_trees_equal_the_models_on_random_data_and_the_draw_rewinds():
     assert rewinds > 0, "no draw ran out of features: the rewind was not exercised"
 
 
+@pytest.mark.parametrize("lanes", [2, 3, 8])
+def test_lanes_drawing_a_pass_at_once_grow_the_models_trees(lanes):
+    # A pass of lanes draws past the model's stop whenever the last feature needed is not
+    # on its last lane: those draws are rewound, their histograms gathered and not used.
+    rng = np.random.default_rng(2)
+    overdrawn = 0
+    for case in range(150):
+        codes, labels, params, bits = _random_case(rng)
+        tree, work = train_tree_from_histograms(codes, labels, params, 7, case, bits, lanes)
+        assert trees_equal(tree, train_tree(codes, labels, params, 7, case)), (case, lanes, params)
+        one, one_work = train_tree_from_histograms(codes, labels, params, 7, case, bits)
+        assert work.searched_rows == one_work.searched_rows
+        assert work.full_scans == one_work.full_scans
+        overdrawn += work.drawn_features - one_work.drawn_features
+        assert work.drawn_features >= one_work.drawn_features
+    assert overdrawn > 0, "no pass drew past the model's stop: the overdraw was not exercised"
+
+
 def test_without_the_rewind_the_trees_differ(monkeypatch):
     """The rewind is what keeps the later nodes' draws on the model's stream."""
     monkeypatch.setattr(NodeFeatureDrawer, "rewind", lambda self, position: None)
