@@ -17,6 +17,7 @@ import hashlib
 from hw.gini import GiniScanner
 from hw.histogram import HistogramUnit
 from hw.histogram_lane import HistogramLane
+from hw.row_gather import RowGather
 from hw.inbag import InBagBuilder
 from hw.inference import InferenceEngine
 from hw.partition import PartitionUnit
@@ -36,9 +37,11 @@ DESIGNS = {
     "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
                                      "tree_index_bits": 16, "lanes": 1}),
-    # The planned out-of-core PE's histogram unit and lane (docs/out_of_core.md): not in the system.
+    # The planned out-of-core PE's blocks (docs/out_of_core.md): not in the system.
     "histogram_unit": (HistogramUnit, {"classes": 8, "count_bits": 13, "code_bits": 8, "row_bits": 12}),
     "histogram_lane": (HistogramLane, {"classes": 8, "count_bits": 13, "code_bits": 8, "row_bits": 12}),
+    "row_gather": (RowGather, {"max_rows": 4096, "features": 32, "lanes": 8, "code_bits": 8,
+                               "classes": 8, "weight_bits": 12}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

@@ -1,0 +1,217 @@
+"""Row gather: the planned out-of-core PE's store of a dataset held on the chip, its
+node row lists, and the two passes a node makes over its rows (``docs/out_of_core.md``).
+
+Reference: the gathers and the partition of ``sw.methods.forest.histogram``
+(``codes[rows, f]``, ``labels[rows]``, ``weights[rows]``; a node's rows split by ``code <=
+threshold``). The dataset is kept row-major: one word per row holds all its codes and its
+label, so one read a cycle serves every lane, each taking its own feature's code. A
+tree's weights (its bootstrap) are a memory of their own. A node's rows are a segment
+``[base, base + count)`` of one of two banks of row ids.
+
+* **Gather** (a job with ``partition`` low): the node's rows in bank order, one a cycle,
+  each as a beat with its row, label one-hot, weight less one and the codes of the job's
+  ``lanes`` features (``last`` on the node's last row).
+* **Partition** (``partition`` high): each row of the node goes left when its code of
+  ``features[0]`` is at most ``threshold``. It is written into the other bank, in the same
+  segment: the rows going left upwards from ``base``, those going right downwards from
+  ``base + count - 1``. So the left child is ``[base, base + left)`` and the right child
+  ``[base + left, base + count)`` of the other bank. A histogram does not depend on the
+  order of its rows, so no queue is needed. The number going left comes out on
+  ``partitioned``.
+
+Reads are issued only while the output FIFO has room for every read in flight, so the
+consumer's ``ready`` reaches no read enable. Loads (``dataset``, ``weights``, ``roots``)
+are taken only while no job runs. ``roots`` writes a tree's root rows into bank 0 from
+address 0 on (``last`` ends the list). Cycles without stalls: a job of ``count`` rows
+takes ``count`` cycles plus the pipeline's four.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import bits, check_integer, refuse_construction
+
+__all__ = ["RowGather", "job_layout", "beat_layout", "dataset_layout"]
+
+#: Beats the output FIFO holds (reads in flight included): its output register and a
+#: storage of 8 words, a power of two, so no pointer can leave it.
+FIFO_DEPTH = 9
+
+
+def dataset_layout(row_bits, features, code_bits, label_bits):
+    """One row of the dataset: its index, its codes (feature order) and its label."""
+    return data.StructLayout({"row": row_bits, "codes": data.ArrayLayout(code_bits, features),
+                              "label": label_bits})
+
+
+def job_layout(row_bits, lanes, feature_bits, code_bits):
+    """A node's pass: its bank and segment, the lanes' features (a partition's is the
+    first) and a partition's threshold."""
+    return data.StructLayout({
+        "partition": 1, "bank": 1, "base": row_bits, "count": row_bits + 1,
+        "features": data.ArrayLayout(feature_bits, lanes), "threshold": code_bits,
+    })
+
+
+def beat_layout(row_bits, lanes, code_bits, classes, weight_bits):
+    """One gathered row: its index, label one-hot, weight less one, and per lane the code
+    of that lane's feature; ``last`` on the node's last row."""
+    return data.StructLayout({
+        "row": row_bits, "label_one_hot": classes, "weight_less_one": weight_bits,
+        "codes": data.ArrayLayout(code_bits, lanes), "last": 1,
+    })
+
+
+class RowGather(wiring.Component):
+    """A dataset on the chip, a tree's weights, two banks of node rows, and the gather and
+    partition passes over a node's rows.
+
+    Parameters
+    ----------
+    max_rows : int
+        Rows of the dataset (2 to 65,536).
+    features : int
+        Features of the dataset (1 to 1,024).
+    lanes : int
+        Codes gathered per row (1 to 64).
+    code_bits : int
+        Width of a code (1 to 10).
+    classes : int
+        Number of classes (2 to 64).
+    weight_bits : int
+        Width of a row's weight (1 to 24).
+    """
+
+    def __init__(self, *, max_rows=4096, features=32, lanes=8, code_bits=8, classes=8, weight_bits=12):
+        try:
+            check_integer("max_rows", max_rows, 2, 1 << 16)
+            check_integer("features", features, 1, 1024)
+            check_integer("lanes", lanes, 1, 64)
+            check_integer("code_bits", code_bits, 1, 10)
+            check_integer("classes", classes, 2, 64)
+            check_integer("weight_bits", weight_bits, 1, 24)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        self.max_rows, self.features, self.lanes = max_rows, features, lanes
+        self.code_bits, self.classes, self.weight_bits = code_bits, classes, weight_bits
+        self.row_bits = bits(max_rows - 1)
+        self.feature_bits = bits(features - 1)
+        self.label_bits = bits(classes - 1)
+        super().__init__({
+            "dataset": In(stream.Signature(dataset_layout(self.row_bits, features, code_bits,
+                                                          self.label_bits))),
+            "weights": In(stream.Signature(data.StructLayout({"row": self.row_bits,
+                                                             "weight": weight_bits}))),
+            "roots": In(stream.Signature(data.StructLayout({"row": self.row_bits, "last": 1}))),
+            "jobs": In(stream.Signature(job_layout(self.row_bits, lanes, self.feature_bits, code_bits))),
+            "beats": Out(stream.Signature(beat_layout(self.row_bits, lanes, code_bits, classes,
+                                                      weight_bits))),
+            "partitioned": Out(stream.Signature(data.StructLayout({"left": self.row_bits + 1}))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        row_layout = data.StructLayout({"codes": data.ArrayLayout(self.code_bits, self.features),
+                                        "label": self.label_bits})
+        m.submodules.rows = rows = Memory(shape=row_layout, depth=self.max_rows, init=[])
+        m.submodules.weights = weights = Memory(shape=self.weight_bits, depth=self.max_rows, init=[])
+        banks = [Memory(shape=self.row_bits, depth=self.max_rows, init=[]) for _ in range(2)]
+        m.submodules.bank0, m.submodules.bank1 = banks
+        m.submodules.fifo = fifo = SyncFIFOBuffered(width=len(self.beats.payload.as_value()),
+                                                     depth=FIFO_DEPTH)
+        rows_write, rows_read = rows.write_port(), rows.read_port()
+        weights_write, weights_read = weights.write_port(), weights.read_port()
+        bank_writes = [bank.write_port() for bank in banks]
+        bank_reads = [bank.read_port() for bank in banks]
+
+        job, active, idle = Signal.like(self.jobs.payload), Signal(), Signal()
+        self._loads(m, idle, rows_write, weights_write, bank_writes[0])
+        # Stage 0 issues a row's bank read; stage 1 has the row id (the dataset and weight
+        # reads issued); stage 2 has the row's word and weight; stage 3 the beat (or the
+        # partition's write). Reads are issued while the FIFO has room for all in flight.
+        position = Signal(self.row_bits + 1)
+        stages = [Signal(name=f"stage{k}_valid") for k in (1, 2, 3)]
+        lasts = [Signal(name=f"stage{k}_last") for k in (1, 2, 3)]
+        in_flight = sum(stages)
+        issue = active & (position < job.count) & (fifo.level + in_flight < FIFO_DEPTH)
+        with m.If(issue):
+            m.d.sync += position.eq(position + 1)
+        m.d.sync += [stages[0].eq(issue), lasts[0].eq(position == job.count - 1),
+                     stages[1].eq(stages[0]), lasts[1].eq(lasts[0]),
+                     stages[2].eq(stages[1]), lasts[2].eq(lasts[1])]
+        for k, read in enumerate(bank_reads):
+            m.d.comb += [read.addr.eq(job.base + position), read.en.eq(issue & (job.bank == k))]
+        row_id = Signal(self.row_bits)
+        m.d.comb += row_id.eq(Mux(job.bank, bank_reads[1].data, bank_reads[0].data))
+        m.d.comb += [rows_read.addr.eq(row_id), weights_read.addr.eq(row_id)]
+        row2, row3 = Signal(self.row_bits), Signal(self.row_bits)
+        m.d.sync += [row2.eq(row_id), row3.eq(row2)]
+
+        beat = Signal(self.beats.payload.shape())
+        label = rows_read.data.label
+        m.d.sync += [beat.row.eq(row2), beat.last.eq(lasts[1]),
+                     beat.label_one_hot.eq(1 << label),
+                     beat.weight_less_one.eq(weights_read.data - 1),
+                     *[beat.codes[k].eq(rows_read.data.codes[job.features[k]]) for k in range(self.lanes)]]
+        m.d.comb += [fifo.w_data.eq(beat), fifo.w_en.eq(stages[2] & ~job.partition),
+                     self.beats.payload.eq(fifo.r_data), self.beats.valid.eq(fifo.r_rdy),
+                     fifo.r_en.eq(self.beats.ready)]
+
+        done = self._partition(m, job, stages[2], lasts[2], beat, row3, bank_writes)
+        m.d.comb += idle.eq(~active & ~stages[0] & ~stages[1] & ~stages[2] & ~self.partitioned.valid)
+        m.d.comb += self.jobs.ready.eq(idle)
+        with m.If(self.jobs.valid & idle):
+            m.d.sync += [job.eq(self.jobs.payload), active.eq(self.jobs.payload.count != 0),
+                         position.eq(0)]
+        with m.If(issue & (position == job.count - 1)):
+            m.d.sync += active.eq(0)
+        # (a partition of no rows sends none left at once)
+        empty_partition = self.jobs.valid & idle & self.jobs.payload.partition & (self.jobs.payload.count == 0)
+        with m.If(empty_partition):
+            m.d.sync += self.partitioned.payload.left.eq(0)
+        with m.If(done | empty_partition):
+            m.d.sync += self.partitioned.valid.eq(1)
+        with m.Elif(self.partitioned.ready):
+            m.d.sync += self.partitioned.valid.eq(0)
+        return m
+
+    def _partition(self, m, job, valid, last, beat, row, bank_writes):
+        """The partition's writes into the other bank (stage 3): left rows upwards from
+        the base, right rows downwards from the segment's end. Returns the cycle its last
+        row is written."""
+        left, right = Signal(self.row_bits + 1), Signal(self.row_bits + 1)
+        goes_left = beat.codes[0] <= job.threshold
+        writing = valid & job.partition
+        for k, write in enumerate(bank_writes[:2]):
+            with m.If(writing & (job.bank != k)):
+                m.d.comb += [write.addr.eq(Mux(goes_left, job.base + left,
+                                               job.base + job.count - 1 - right)),
+                             write.data.eq(row), write.en.eq(1)]
+        with m.If(writing):
+            m.d.sync += [left.eq(left + goes_left), right.eq(right + ~goes_left)]
+            with m.If(last):
+                m.d.sync += [left.eq(0), right.eq(0)]
+                # (a job starts only once the count before was taken: never while it waits)
+                with m.If(~self.partitioned.valid):
+                    m.d.sync += self.partitioned.payload.left.eq(left + goes_left)
+        return writing & last
+
+    def _loads(self, m, idle, rows_write, weights_write, roots_write):
+        """The dataset's rows, a tree's weights and its root rows, taken while no job runs."""
+        m.d.comb += [self.dataset.ready.eq(idle), self.weights.ready.eq(idle), self.roots.ready.eq(idle),
+                     rows_write.addr.eq(self.dataset.p.row),
+                     rows_write.data.codes.eq(self.dataset.p.codes),
+                     rows_write.data.label.eq(self.dataset.p.label),
+                     rows_write.en.eq(self.dataset.valid & idle),
+                     weights_write.addr.eq(self.weights.p.row),
+                     weights_write.data.eq(self.weights.p.weight),
+                     weights_write.en.eq(self.weights.valid & idle)]
+        root_position = Signal(self.row_bits)
+        with m.If(self.roots.valid & idle):
+            m.d.comb += [roots_write.addr.eq(root_position), roots_write.data.eq(self.roots.p.row),
+                         roots_write.en.eq(1)]
+            m.d.sync += root_position.eq(Mux(self.roots.p.last, 0, root_position + 1))

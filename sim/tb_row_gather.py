@@ -1,0 +1,160 @@
+"""cocotb testbench of ``hw.row_gather.RowGather`` against NumPy gathers and the
+partition the out-of-core plan makes (``docs/out_of_core.md``).
+
+A case loads a random dataset (codes, labels), a tree's weights and its root rows, then
+grows a random tree over the two banks: per node a gather of random features, checked
+beat by beat against ``codes[rows, features]``, ``labels[rows]`` and ``weights[rows]`` in
+the bank's order, and a partition by a random feature and threshold, checked by its
+count going left and by the gathers of the children (whose rows, in the other bank,
+the testbench places as the partition must: left upwards, right downwards).
+
+Settings (from the runner): ``random_cases``, ``idle_probability``, ``stall_probability``.
+"""
+
+import cocotb
+import numpy as np
+from amaranth.lib import data
+from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_time
+
+from hw.checks import bits
+from hw.row_gather import beat_layout, dataset_layout, job_layout
+from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
+
+
+class RowGatherTestbench(StreamTestbench):
+    def __init__(self, dut):
+        super().__init__(dut)
+        d = self.design
+        self.max_rows, self.features, self.lanes = d["max_rows"], d["features"], d["lanes"]
+        self.code_bits, self.classes, self.weight_bits = d["code_bits"], d["classes"], d["weight_bits"]
+        row_bits, feature_bits = bits(self.max_rows - 1), bits(self.features - 1)
+        self.dataset = self.source("dataset", dataset_layout(row_bits, self.features, self.code_bits,
+                                                             bits(self.classes - 1)))
+        self.weights = self.source("weights", data.StructLayout({"row": row_bits, "weight": self.weight_bits}))
+        self.roots = self.source("roots", data.StructLayout({"row": row_bits, "last": 1}))
+        self.jobs = self.source("jobs", job_layout(row_bits, self.lanes, feature_bits, self.code_bits))
+        self.beats = self.sink("beats", beat_layout(row_bits, self.lanes, self.code_bits, self.classes,
+                                                    self.weight_bits))
+        self.partitioned = self.sink("partitioned", data.StructLayout({"left": row_bits + 1}))
+
+    async def wait_for(self, condition, budget, label):
+        for _ in range(budget):
+            if condition():
+                return
+            await RisingEdge(self.dut.clk)
+        raise AssertionError(f"{label}: timed out after {budget} cycles")
+
+    async def load(self):
+        """A random dataset, weights and root list; returns them and the banks' model."""
+        rng = self.rng
+        n_rows = rng.choice([2, self.max_rows, rng.randint(2, self.max_rows)])
+        codes = np.array([[rng.randrange(1 << self.code_bits) if rng.random() < 0.7 else
+                           rng.choice([0, (1 << self.code_bits) - 1]) for _ in range(self.features)]
+                          for _ in range(n_rows)])
+        labels = np.array([rng.randrange(self.classes) for _ in range(n_rows)])
+        heaviest = (1 << self.weight_bits) - 1
+        weights = np.array([rng.choice([0, 1, 1, min(2, heaviest), rng.randint(1, heaviest)])
+                            for _ in range(n_rows)])
+        weights[rng.randrange(n_rows)] = max(1, weights[0])       # at least one row in-bag
+        for row in rng.sample(range(n_rows), n_rows):
+            self.dataset.send({"row": row, "codes": [int(code) for code in codes[row]],
+                               "label": int(labels[row])})
+            self.weights.send({"row": row, "weight": int(weights[row])})
+        roots = rng.sample([int(row) for row in np.flatnonzero(weights)], int(np.count_nonzero(weights)))
+        for k, row in enumerate(roots):
+            self.roots.send({"row": row, "last": int(k == len(roots) - 1)})
+        await self.wait_for(lambda: self.dataset.idle and self.weights.idle and self.roots.idle,
+                            20 * n_rows + 100, "loads")
+        banks = [np.full(self.max_rows, -1), np.full(self.max_rows, -1)]
+        banks[0][:len(roots)] = roots
+        return codes, labels, weights, banks, len(roots)
+
+    def job(self, partition, bank, base, count, features, threshold=0):
+        self.jobs.send({"partition": partition, "bank": bank, "base": base, "count": count,
+                        "features": features, "threshold": threshold})
+
+    async def gather(self, case, bank, base, count, label):
+        codes, labels, weights, banks = case
+        features = [self.rng.randrange(self.features) for _ in range(self.lanes)]
+        self.beats.clear()
+        self.job(0, bank, base, count, features)
+        await self.wait_for(lambda: len(self.beats.received) >= count, 20 * count + 100, label)
+        rows = banks[bank][base:base + count]
+        for k, (beat, row) in enumerate(zip(self.beats.received, rows)):
+            expected = {"row": int(row), "label_one_hot": 1 << int(labels[row]),
+                        "weight_less_one": int(weights[row]) - 1,
+                        "codes": sum(int(codes[row, f]) << (i * self.code_bits) for i, f in enumerate(features)),
+                        "last": int(k == count - 1)}
+            assert beat == expected, f"{label}: beat {k} is {beat}, expected {expected}"
+
+    async def partition(self, case, bank, base, count, label):
+        """Partition a node into the other bank; returns the two children's counts."""
+        codes, _, _, banks = case
+        rows = banks[bank][base:base + count]
+        feature = self.rng.randrange(self.features)
+        values = codes[rows, feature]
+        threshold = self.rng.choice([0, (1 << self.code_bits) - 1, int(self.rng.choice(list(values)))])
+        goes_left = values <= threshold
+        self.partitioned.clear()
+        self.job(1, bank, base, count, [feature] + [0] * (self.lanes - 1), threshold)
+        await self.wait_for(lambda: self.partitioned.received, 20 * count + 100, label)
+        left = int(np.count_nonzero(goes_left))
+        assert self.partitioned.received[0]["left"] == left, \
+            f"{label}: {self.partitioned.received[0]['left']} rows left, expected {left}"
+        other = banks[1 - bank]
+        other[base:base + left] = rows[goes_left]
+        other[base + left:base + count] = rows[~goes_left][::-1]
+        return left, count - left
+
+    async def grow(self, case, n_roots, label, nodes=12):
+        """Gather and partition nodes depth-first from the root, up to ``nodes`` of them."""
+        pending = [(0, 0, n_roots)]
+        for k in range(nodes):
+            if not pending:
+                break
+            bank, base, count = pending.pop(self.rng.randrange(len(pending)))
+            await self.gather(case, bank, base, count, f"{label} node {k} gather")
+            if count > 1:
+                left, right = await self.partition(case, bank, base, count, f"{label} node {k} partition")
+                pending += [(1 - bank, base, left), (1 - bank, base + left, right)]
+
+
+@cocotb.test()
+async def random_trees_match_model(dut):
+    tb = RowGatherTestbench(dut)
+    await tb.begin()
+    for case in range(tb.settings.get("random_cases", 8)):
+        codes, labels, weights, banks, n_roots = await tb.load()
+        await tb.grow((codes, labels, weights, banks), n_roots, f"case {case}")
+
+
+@cocotb.test()
+async def cycles_without_stalls(dut):
+    """A gather of ``count`` rows takes ``count`` cycles and the pipeline's few."""
+    tb = RowGatherTestbench(dut)
+    for driver in tb.sources:
+        driver.idle_probability = 0.0
+    for driver in tb.sinks:
+        driver.stall_probability = 0.0
+    await tb.begin()
+    codes, labels, weights, banks, n_roots = await tb.load()
+    started = get_sim_time("ns")
+    await tb.gather((codes, labels, weights, banks), 0, 0, n_roots, "timed")
+    cycles = int((get_sim_time("ns") - started) // CLOCK_PERIOD_NS)
+    dut._log.info("a gather of %d rows: %d cycles", n_roots, cycles)
+    assert cycles <= n_roots + 7, f"{cycles} cycles for {n_roots} rows"
+
+
+@cocotb.test()
+async def reset_in_the_middle_then_again(dut):
+    """A reset during a job; the memories keep what was loaded, the next case reloads."""
+    tb = RowGatherTestbench(dut)
+    await tb.begin()
+    for case in range(4):
+        codes, labels, weights, banks, n_roots = await tb.load()
+        tb.job(tb.rng.randrange(2), 0, 0, n_roots, [0] * tb.lanes, tb.rng.randrange(1 << tb.code_bits))
+        await ClockCycles(dut.clk, tb.rng.randint(1, n_roots + 6))
+        await tb.reset()
+        codes, labels, weights, banks, n_roots = await tb.load()
+        await tb.grow((codes, labels, weights, banks), n_roots, f"after reset {case}", nodes=4)
