@@ -12,7 +12,7 @@ for builds that count millions), ``idle_probability``, ``stall_probability``.
 
 import cocotb
 import numpy as np
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
 from hw.histogram import TURNAROUND_CYCLES, cell_layout, sample_layout
@@ -95,18 +95,7 @@ class HistogramTestbench(StreamTestbench):
             self.send(codes, labels, weights)
             expected += self.expected(codes, labels, weights)
         budget = 8 * (sum(len(codes) for codes, _, _ in runs) + len(expected)) + 40 * len(runs) + 100
-        for _ in range(budget):
-            if len(self.cells.received) >= len(expected):
-                break
-            await RisingEdge(self.dut.clk)
-        else:
-            raise AssertionError(f"{label}: {len(self.cells.received)} of {len(expected)} cells "
-                                 f"after {budget} cycles")
-        await ClockCycles(self.dut.clk, 4)             # nothing may follow
-        got = self.cells.received
-        assert len(got) == len(expected), f"{label}: {len(got)} cells, model {len(expected)}"
-        for k, (cell, model) in enumerate(zip(got, expected)):
-            assert cell == model, f"{label}: cell {k} is {cell}, model {model}"
+        await self.expect_received(self.cells, expected, budget, f"{label} cells")
 
 
 @cocotb.test()

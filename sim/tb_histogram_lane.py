@@ -12,7 +12,7 @@ Settings (from the runner): ``random_cases``, ``longest_run``, ``idle_probabilit
 """
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
 from hw.gini import segment_layout
@@ -74,18 +74,7 @@ class HistogramLaneTestbench(StreamTestbench):
             self.send(*run)
             expected.append(self.expected(*run))
         budget = 10 * sum(len(codes) for codes, _, _ in runs) + (60 + 2 * self.classes) * len(runs) + 100
-        for _ in range(budget):
-            if len(self.splits.received) >= len(expected):
-                break
-            await RisingEdge(self.dut.clk)
-        else:
-            raise AssertionError(f"{label}: {len(self.splits.received)} of {len(expected)} splits "
-                                 f"after {budget} cycles")
-        await ClockCycles(self.dut.clk, 4)             # nothing may follow
-        got = [self.observed(split) for split in self.splits.received]
-        assert len(got) == len(expected), f"{label}: {len(got)} splits, model {len(expected)}"
-        for k, (split, model) in enumerate(zip(got, expected)):
-            assert split == model, f"{label}: node {k}: {split}, model {model}"
+        await self.expect_received(self.splits, expected, budget, f"{label} splits", self.observed)
 
 
 @cocotb.test()

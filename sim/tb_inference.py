@@ -116,13 +116,6 @@ class InferenceTestbench(StreamTestbench):
         await super().reset(cycles)
         self.counters = [0, 0, 0]
 
-    async def wait_for(self, condition, budget, label):
-        for _ in range(budget):
-            if condition():
-                return
-            await RisingEdge(self.dut.clk)
-        raise AssertionError(f"{label}: timed out after {budget} cycles")
-
     async def clear(self):
         self.dut.clear.value = 1
         await RisingEdge(self.dut.clk)
@@ -177,7 +170,7 @@ class InferenceTestbench(StreamTestbench):
         self.rng.shuffle(writes)
         for t, node in writes:
             self.nodes.send(self.node_fields(t, trees[t], node))
-        await self.wait_for(lambda: self.nodes.idle, 10 * len(writes) + 100, f"{label} loading")
+        await self.wait_until(lambda: self.nodes.idle, 10 * len(writes) + 100, f"{label} loading")
         await ClockCycles(self.dut.clk, 2)       # the write is registered once
         self.dut.n_trees.value = len(trees) if n_trees is None else n_trees
 
@@ -206,7 +199,7 @@ class InferenceTestbench(StreamTestbench):
             self.send_row(codes, row_label)
         if budget_per_row is None:
             budget_per_row = 20 * (self.g.max_trees * (self.g.max_depth + 2) + self.g.feature_capacity) + 100
-        await self.wait_for(lambda: len(self.predictions.received) >= len(rows),
+        await self.wait_until(lambda: len(self.predictions.received) >= len(rows),
                             budget_per_row * len(rows) + 200, f"{label} predictions")
         await ClockCycles(self.dut.clk, STEP_CYCLES * self.g.traversal_stages + 10)   # nothing more may come
         assert len(self.predictions.received) == len(rows), \
@@ -425,7 +418,7 @@ async def bad_configurations_are_flagged(dut):
             refused.append((field, fields))
     for field, fields in refused:
         tb.nodes.send(fields)
-        await tb.wait_for(lambda: tb.nodes.idle, 200, f"refused {field}")
+        await tb.wait_until(lambda: tb.nodes.idle, 200, f"refused {field}")
         await ClockCycles(dut.clk, 2)
         flags = await tb.flags()
         assert flags["bad_node"] == 1, f"a node with {field} = {fields[field]} was not refused"
@@ -501,7 +494,7 @@ async def cycles_without_stalls(dut):
         start = cocotb.utils.get_sim_time("ns")
         for row in rows_to_send:
             tb.send_row(row)
-        await tb.wait_for(lambda: len(tb.predictions.received) == len(rows_to_send),
+        await tb.wait_until(lambda: len(tb.predictions.received) == len(rows_to_send),
                           100 * (rounds + 100), "timed rows")
         return int((cocotb.utils.get_sim_time("ns") - start) // CLOCK_PERIOD_NS)
 

@@ -48,13 +48,6 @@ class PartitionTestbench(StreamTestbench):
                 self.taken_at_write.append(self.segment_in.sent)  # the sink logs the write
             await RisingEdge(self.dut.clk)
 
-    async def wait_for(self, condition, budget, label):
-        for _ in range(budget):
-            if condition():
-                return
-            await RisingEdge(self.dut.clk)
-        raise AssertionError(f"{label}: timed out after {budget} cycles")
-
     def random_job(self):
         # Rows from anywhere in the dataset, segments up to the longest the queue is built for.
         length = self.rng.choice([1, 2, 3, self.max_segment, self.rng.randint(1, self.max_segment)])
@@ -78,13 +71,13 @@ class PartitionTestbench(StreamTestbench):
         self.taken_at_write.clear()
         bank, expected, order, base = {}, {}, [], 0
         for job, (rows, goes_left, lists) in enumerate(jobs):
-            await self.wait_for(lambda: self.segment_in.idle, 40 * self.max_rows + 400,
+            await self.wait_until(lambda: self.segment_in.idle, 40 * self.max_rows + 400,
                                 f"{label} job {job - 1} intake")
             self.coverage.record(bins.partition_job, rows, goes_left, self.max_segment)
             for row in rows:
                 self.decisions.send({"row": int(row), "left": int(goes_left[row])})
             # The lane starts a job's lists once its go-left bits are all written.
-            await self.wait_for(lambda: self.decisions.idle, 40 * len(rows) + 100,
+            await self.wait_until(lambda: self.decisions.idle, 40 * len(rows) + 100,
                                 f"{label} job {job} decisions")
             if job == 0:
                 self.started = cocotb.utils.get_sim_time("ns")
@@ -101,7 +94,7 @@ class PartitionTestbench(StreamTestbench):
                     expected[base + position] = by_row[int(row)]
                 base += len(segment) + self.rng.choice([0, 0, 1, 5])
         assert base < 1 << self.address_bits, f"{label}: case does not fit {self.address_bits} address bits"
-        await self.wait_for(lambda: self.segment_in.idle and int(self.dut.idle.value)
+        await self.wait_until(lambda: self.segment_in.idle and int(self.dut.idle.value)
                             and not self.decisions.queue,
                             40 * len(order) + 400, f"{label} writes")
         self.finished = cocotb.utils.get_sim_time("ns")

@@ -14,7 +14,7 @@ Settings (from the runner): ``random_cases``, ``idle_probability``, ``stall_prob
 import cocotb
 import numpy as np
 from amaranth.lib import data
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
 from hw.checks import bits
@@ -38,13 +38,6 @@ class RowGatherTestbench(StreamTestbench):
                                                     self.weight_bits))
         self.partitioned = self.sink("partitioned", data.StructLayout({"left": row_bits + 1}))
 
-    async def wait_for(self, condition, budget, label):
-        for _ in range(budget):
-            if condition():
-                return
-            await RisingEdge(self.dut.clk)
-        raise AssertionError(f"{label}: timed out after {budget} cycles")
-
     async def load(self):
         """A random dataset, weights and root list; returns them and the banks' model."""
         rng = self.rng
@@ -64,7 +57,7 @@ class RowGatherTestbench(StreamTestbench):
         roots = rng.sample([int(row) for row in np.flatnonzero(weights)], int(np.count_nonzero(weights)))
         for k, row in enumerate(roots):
             self.roots.send({"row": row, "last": int(k == len(roots) - 1)})
-        await self.wait_for(lambda: self.dataset.idle and self.weights.idle and self.roots.idle,
+        await self.wait_until(lambda: self.dataset.idle and self.weights.idle and self.roots.idle,
                             20 * n_rows + 100, "loads")
         banks = [np.full(self.max_rows, -1), np.full(self.max_rows, -1)]
         banks[0][:len(roots)] = roots
@@ -79,7 +72,7 @@ class RowGatherTestbench(StreamTestbench):
         features = [self.rng.randrange(self.features) for _ in range(self.lanes)]
         self.beats.clear()
         self.job(0, bank, base, count, features)
-        await self.wait_for(lambda: len(self.beats.received) >= count, 20 * count + 100, label)
+        await self.wait_until(lambda: len(self.beats.received) >= count, 20 * count + 100, label)
         rows = banks[bank][base:base + count]
         for k, (beat, row) in enumerate(zip(self.beats.received, rows)):
             expected = {"row": int(row), "label_one_hot": 1 << int(labels[row]),
@@ -98,7 +91,7 @@ class RowGatherTestbench(StreamTestbench):
         goes_left = values <= threshold
         self.partitioned.clear()
         self.job(1, bank, base, count, [feature] + [0] * (self.lanes - 1), threshold)
-        await self.wait_for(lambda: self.partitioned.received, 20 * count + 100, label)
+        await self.wait_until(lambda: self.partitioned.received, 20 * count + 100, label)
         left = int(np.count_nonzero(goes_left))
         assert self.partitioned.received[0]["left"] == left, \
             f"{label}: {self.partitioned.received[0]['left']} rows left, expected {left}"

@@ -12,7 +12,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, RisingEdge
 
 from sim.runner import testbench_parameters
 from sim.support.streams import StreamSink, StreamSource
@@ -70,6 +70,27 @@ class StreamTestbench:
         self.dut.rst.value = 0
         for sink in self.sinks:
             sink.clear()
+
+    async def wait_until(self, condition, budget, label):
+        """Wait, a clock edge at a time, until ``condition()`` holds; fail naming ``label``
+        after ``budget`` cycles."""
+        for _ in range(budget):
+            if condition():
+                return
+            await RisingEdge(self.dut.clk)
+        raise AssertionError(f"{label}: timed out after {budget} cycles")
+
+    async def expect_received(self, sink, expected, budget, label, observe=None):
+        """Wait for ``len(expected)`` payloads on ``sink`` (at most ``budget`` cycles) and
+        4 cycles more, in which nothing may follow; then check them in order against
+        ``expected``, each received payload passed through ``observe`` first if given."""
+        await self.wait_until(lambda: len(sink.received) >= len(expected), budget,
+                              f"{label}: {len(expected)} payloads")
+        await ClockCycles(self.dut.clk, 4)
+        got = [observe(payload) if observe else payload for payload in sink.received]
+        assert len(got) == len(expected), f"{label}: {len(got)} payloads, model {len(expected)}"
+        for k, (payload, model) in enumerate(zip(got, expected)):
+            assert payload == model, f"{label}: payload {k} is {payload}, model {model}"
 
     def write_report(self):
         """Append the testbench's ``cycle_log`` records to the JSON file named by ``report``."""
