@@ -120,6 +120,11 @@ async def random_trees_match_model(dut):
     for case in range(tb.settings.get("random_cases", 8)):
         codes, labels, weights, banks, n_roots = await tb.load()
         await tb.grow((codes, labels, weights, banks), n_roots, f"case {case}")
+        # A partition of no rows sends none left (and the next job still runs).
+        tb.partitioned.clear()
+        tb.job(1, tb.rng.randrange(2), tb.rng.randrange(tb.max_rows), 0, [0] * tb.lanes)
+        await tb.wait_until(lambda: tb.partitioned.received, 100, f"case {case} empty partition")
+        assert tb.partitioned.received[0]["left"] == 0
 
 
 @cocotb.test()
