@@ -21,6 +21,7 @@ from hw.row_gather import RowGather
 from hw.inbag import InBagBuilder
 from hw.inference import InferenceEngine
 from hw.partition import PartitionUnit
+from hw.pass_combiner import PassCombiner
 from hw.pe import ProcessingElement
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
@@ -40,6 +41,8 @@ DESIGNS = {
     # The planned out-of-core PE's blocks (docs/out_of_core.md): not in the system.
     "histogram_unit": (HistogramUnit, {"classes": 8, "count_bits": 13, "code_bits": 8, "row_bits": 12}),
     "histogram_lane": (HistogramLane, {"classes": 8, "count_bits": 13, "code_bits": 8, "row_bits": 12}),
+    "pass_combiner": (PassCombiner, {"lanes": 8, "pass_bits": 4, "classes": 8, "code_bits": 8,
+                                     "count_bits": 13}),
     "row_gather": (RowGather, {"max_rows": 4096, "features": 32, "lanes": 8, "code_bits": 8,
                                "classes": 8, "weight_bits": 12}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),

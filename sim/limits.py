@@ -114,6 +114,8 @@ CASES = [
               module="sim.tb_gini", testbench={"random_segments": 30}, ci=True),
     LimitCase("histogram_widths", "histogram_unit", ("classes", "count_bits", "code_bits", "row_bits"),
               module="sim.tb_histogram", testbench={"random_cases": 10, "longest_run": 3000}, ci=True),
+    LimitCase("pass_combiner_widths", "pass_combiner", ("lanes", "pass_bits", "classes", "code_bits", "count_bits"),
+              module="sim.tb_pass_combiner", testbench={"random_cases": 10}, ci=True),
     LimitCase("row_gather_widths", "row_gather", ("features", "lanes", "code_bits", "classes", "weight_bits"),
               {"max_rows": 64}, module="sim.tb_row_gather", testbench={"random_cases": 2}, ci=True),
     LimitCase("row_gather_rows", "row_gather", ("max_rows",), {"features": 2, "lanes": 2},

@@ -90,6 +90,8 @@ FORMAL = {
                                   quick=True),
     "histogram_lane": FormalBuild({"classes": 2, "count_bits": 3, "code_bits": 2, "row_bits": 2},
                                   quick=True),
+    "pass_combiner": FormalBuild({"lanes": 2, "pass_bits": 1, "classes": 2, "code_bits": 1,
+                                  "count_bits": 2}, quick=True),
     "row_gather": FormalBuild({"max_rows": 4, "features": 2, "lanes": 2, "code_bits": 2, "classes": 2,
                                "weight_bits": 2}, quick=True),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,

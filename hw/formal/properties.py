@@ -6,6 +6,7 @@ from its signature (``amaranth.lib.stream`` members, at any depth of the signatu
 memories, state machines and enumerated registers by walking its elaborated fragment.
 """
 
+import itertools
 from dataclasses import dataclass
 
 from amaranth.hdl import Format, Signal, Value
@@ -39,9 +40,13 @@ def _streams(signature, obj, prefix, flipped):
         path = f"{prefix}__{name}" if prefix else name
         outward = (member.flow == wiring.Out) != flipped
         if isinstance(member.signature, stream.Signature):
-            if member.dimensions:
-                raise NotImplementedError(f"stream arrays ({path}) are not supported")
-            yield StreamPort(path, outward, child)
+            # An array of streams is one stream per element, named as Amaranth flattens it
+            # (``splits__0__valid``).
+            for index in itertools.product(*(range(size) for size in member.dimensions)):
+                element = child
+                for position in index:
+                    element = element[position]
+                yield StreamPort("__".join([path, *map(str, index)]), outward, element)
         else:
             yield from _streams(member.signature, child, path, not outward)
 

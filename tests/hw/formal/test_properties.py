@@ -54,6 +54,24 @@ def test_streams_are_found_with_their_direction_at_any_depth():
     fragment_of(toy)
 
 
+def test_an_array_of_streams_is_one_stream_per_element():
+    class Lanes(wiring.Component):
+        def __init__(self):
+            super().__init__({"splits": In(stream.Signature(3)).array(2, 3),
+                              "best": Out(stream.Signature(3))})
+
+        def elaborate(self, platform):
+            return Module()
+
+    lanes = Lanes()
+    lanes._MustUse__silence = True         # read for its ports only, never elaborated
+    ports = [(port.name, port.output) for port in stream_ports(lanes)]
+    assert ports == [(f"splits__{i}__{j}", False) for i in range(2) for j in range(3)] + [("best", True)]
+    assert stream_ports(lanes)[4].interface is lanes.splits[1][1]
+    assert {f"splits__{i}__{j}__valid" for i in range(2) for j in range(3)} <= {
+        name for name, _ in input_ports(lanes)}
+
+
 def test_memories_of_a_depth_that_is_not_a_power_of_two_are_bounded():
     assert [(bound.name, bound.depth, bound.write) for bound in memory_bounds(fragment_of(Toy(5)))] == [
         ("store write port 0", 5, True), ("store read port 0", 5, False)]
