@@ -104,6 +104,19 @@ BUILDS = {
         "pe_count": 1, "max_trees": 4, "radix_bits": 8, "max_rows": 2126, "max_samples": 2126,
         "max_inbag_rows": 1400, "feature_capacity": 60, "feature_lanes": 2, "code_bits": 8,
         "classes": 3, "max_depth": 20}),
+    # The out-of-core plan's blocks at the widths its figures use (docs/gateware.md,
+    # docs/out_of_core.md), placed by ``make fmax FMAX_ARGS="histogram_unit_isolet ..."``
+    # into docs/fmax_builds.json: isolet's 26 classes and 7,797 rows for the histogram
+    # unit, ctg (3 classes, 2,126 rows x 21 features, 4 lanes for its 4 drawn features)
+    # for the others.
+    "histogram_unit_isolet": ("histogram_unit", {"classes": 26, "count_bits": 13, "code_bits": 8,
+                                                 "row_bits": 13}),
+    "histogram_lane_ctg": ("histogram_lane", {"classes": 3, "count_bits": 12, "code_bits": 8,
+                                              "row_bits": 12}),
+    "row_gather_ctg": ("row_gather", {"max_rows": 2126, "features": 21, "lanes": 4, "code_bits": 8,
+                                      "classes": 3, "weight_bits": 12}),
+    "pass_combiner_ctg": ("pass_combiner", {"lanes": 4, "pass_bits": 4, "classes": 3, "code_bits": 8,
+                                            "count_bits": 12}),
 }
 
 

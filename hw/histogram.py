@@ -14,9 +14,10 @@ format of ``hw.gini.entry_layout``), and on a bin's first cell the bin's distinc
   present, their counts less one, the bin's rows) lives in one block RAM word: a sample
   reads it in the cycle after it is taken, registers it off the block RAM, and writes it
   back updated a cycle later. A sample whose bin was written after its read takes that
-  write's data (forwarding from the two samples ahead). A bitmap of registers marks the bins occupied in this histogram. A sample whose bin was
-  not yet occupied starts from an empty word, whatever the block RAM holds: the memory is
-  never cleared, not even by a reset.
+  write's data (forwarding from the two samples ahead). A bitmap of registers marks the
+  bins occupied in this histogram. A sample whose bin was not yet occupied starts from an
+  empty word, whatever the block RAM holds: the memory is never cleared, not even by a
+  reset.
 * **Offering** finds the next occupied bin without scanning the empty ones. The bitmap's
   groups (``2**(code_bits // 2)`` of them, each of the remaining bits) have flags; one
   register holds the bits of the group being issued, another the next occupied group's

@@ -65,7 +65,8 @@ class HistogramLane(wiring.Component):
             raise
         self._scanner = GiniScanner(classes=classes, count_bits=count_bits, code_bits=code_bits,
                                     row_bits=row_bits)
-        self.classes, self.count_bits, self.code_bits, self.row_bits = classes, count_bits, code_bits, row_bits
+        self.classes, self.count_bits = classes, count_bits
+        self.code_bits, self.row_bits = code_bits, row_bits
         super().__init__({
             "headers": In(stream.Signature(segment_layout(classes, count_bits, row_bits))),
             "samples": In(stream.Signature(sample_layout(code_bits, classes, count_bits))),

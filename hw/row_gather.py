@@ -170,7 +170,8 @@ class RowGather(wiring.Component):
         with m.If(issue & (position == job.count - 1)):
             m.d.sync += active.eq(0)
         # (a partition of no rows sends none left at once)
-        empty_partition = self.jobs.valid & idle & self.jobs.payload.partition & (self.jobs.payload.count == 0)
+        job_in = self.jobs.payload
+        empty_partition = self.jobs.valid & idle & job_in.partition & (job_in.count == 0)
         with m.If(empty_partition):
             m.d.sync += self.partitioned.payload.left.eq(0)
         with m.If(done | empty_partition):

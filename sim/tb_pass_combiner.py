@@ -98,7 +98,8 @@ class PassCombinerTestbench(StreamTestbench):
             assert got["found"] == int(best.valid), f"{label} pass {index}: found {got['found']}"
             if best.valid:
                 feature = drawn[got["pass_index"] * self.lanes + got["lane"]]
-                assert feature == best.feature, f"{label} pass {index}: feature {feature}, model {best.feature}"
+                assert feature == best.feature, \
+                    f"{label} pass {index}: feature {feature}, model {best.feature}"
                 assert self.observed_split(got["split"]) == self.split_payload(best), f"{label} pass {index}"
         assert used_before == len(visited), f"{label}: {used_before} used, model {len(visited)}"
 

@@ -31,7 +31,8 @@ class RowGatherTestbench(StreamTestbench):
         row_bits, feature_bits = bits(self.max_rows - 1), bits(self.features - 1)
         self.dataset = self.source("dataset", dataset_layout(row_bits, self.features, self.code_bits,
                                                              bits(self.classes - 1)))
-        self.weights = self.source("weights", data.StructLayout({"row": row_bits, "weight": self.weight_bits}))
+        self.weights = self.source("weights", data.StructLayout({"row": row_bits,
+                                                                "weight": self.weight_bits}))
         self.roots = self.source("roots", data.StructLayout({"row": row_bits, "last": 1}))
         self.jobs = self.source("jobs", job_layout(row_bits, self.lanes, feature_bits, self.code_bits))
         self.beats = self.sink("beats", beat_layout(row_bits, self.lanes, self.code_bits, self.classes,
@@ -77,7 +78,8 @@ class RowGatherTestbench(StreamTestbench):
         for k, (beat, row) in enumerate(zip(self.beats.received, rows)):
             expected = {"row": int(row), "label_one_hot": 1 << int(labels[row]),
                         "weight_less_one": int(weights[row]) - 1,
-                        "codes": sum(int(codes[row, f]) << (i * self.code_bits) for i, f in enumerate(features)),
+                        "codes": sum(int(codes[row, f]) << (i * self.code_bits)
+                                     for i, f in enumerate(features)),
                         "last": int(k == count - 1)}
             assert beat == expected, f"{label}: beat {k} is {beat}, expected {expected}"
 

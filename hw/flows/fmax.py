@@ -54,12 +54,12 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from hw.designs import DESIGNS, component
+from hw.designs import BUILDS, DESIGNS, build_parameters, component
 from hw.flows.collisions import collisions_dont_care
 from hw.flows.cli import add_folder_options, add_set_option, checked_overrides, job_count
 from hw.flows.fmax_entries import comparison_entries, select
-from hw.flows.fmax_record import (FMAX_RECORD, design_digest, entry_digest, load_record,
-                                  proxy_clock, tool_versions, update_record)
+from hw.flows.fmax_record import (BUILDS_RECORD, FMAX_RECORD, design_digest, entry_digest,
+                                  load_record, proxy_clock, tool_versions, update_record)
 
 __all__ = ["ECP5_85K", "ROUTABLE_MULTIPLIERS", "FMAX_RECORD", "DEFAULT_SEEDS", "synthesise", "place_and_route",
            "fmax_entry", "fmax", "report", "record_results", "load_record", "proxy_clock", "design_digest", "main"]
@@ -445,26 +445,45 @@ def _parser():
                         help="entries placed and routed at once (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds one place and route may take (default: %(default)s)")
-    parser.add_argument("--record", default=str(FMAX_RECORD),
+    parser.add_argument("--record", default=None,
                         help="the record updated with the entries placed (default: "
-                             "docs/fmax.json); not written for runs with --set")
+                             "docs/fmax.json, or docs/fmax_builds.json for named builds); "
+                             "not written for runs with --set")
     parser.add_argument("--no-record", action="store_true", help="do not update the record")
     parser.add_argument("--show", action="store_true",
                         help="place nothing: write the report of the record's entries")
     add_set_option(parser)
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="entries (e.g. 'processing_element[ctg]') or designs (all their "
-                             "entries) to place; default: every entry")
+                             "entries) to place; default: every entry. Or named builds of "
+                             "hw.designs.BUILDS (e.g. 'histogram_unit_isolet'), which are "
+                             "recorded apart and never set the proxy clock")
     return parser
 
 
 def _chosen_entries(parser, arguments):
-    """The entries the command line selects, with ``--set`` overrides (no reductions)."""
+    """The entries the command line selects, with ``--set`` overrides (no reductions):
+    comparison entries, or named builds (``hw.designs.BUILDS``), not both in one run, since
+    the two are recorded apart. Sets ``arguments.record`` to its default for the kind."""
     overrides = checked_overrides(parser, arguments)
-    try:
-        chosen = select(comparison_entries(), arguments.names)
-    except ValueError as error:
-        parser.error(str(error))
+    builds = [name for name in arguments.names if name in BUILDS]
+    if builds and len(builds) != len(arguments.names):
+        parser.error(f"named builds ({', '.join(builds)}) and comparison entries are recorded "
+                     "apart: place them in separate runs")
+    default = BUILDS_RECORD if builds else FMAX_RECORD
+    if arguments.record is None:
+        arguments.record = str(default)
+    elif builds and Path(arguments.record).resolve() == FMAX_RECORD.resolve():
+        parser.error(f"named builds ({', '.join(builds)}) are not the comparison's entries: "
+                     f"docs/fmax.json sets the proxy clock; record them in {BUILDS_RECORD.name}")
+    if builds:
+        chosen = {name: {"design": BUILDS[name][0], "parameters": build_parameters(name),
+                         "reductions": []} for name in builds}
+    else:
+        try:
+            chosen = select(comparison_entries(), arguments.names)
+        except ValueError as error:
+            parser.error(str(error))
     for name, entry in chosen.items():
         if entry["design"] in overrides:
             chosen[name] = {"design": entry["design"], "reductions": [],
@@ -484,13 +503,14 @@ def _overridden(entry, changes):
     return parameters
 
 
-def _write_reports(arguments, results, recording):
+def _write_reports(arguments, results, recording, builds=False):
     """Write ``--report`` (.md and .json): the record's entries when it is kept, else the
-    run's results. Returns the Markdown text."""
+    run's results; the proxy clock below them unless they are named builds. Returns the
+    Markdown text."""
     clock, shown = None, results
     if recording:
         record = load_record(arguments.record)
-        clock = proxy_clock(record)
+        clock = None if builds else proxy_clock(record)
         shown = record_results(record)
     text = report(shown, clock)
     path = Path(arguments.report)
@@ -505,13 +525,14 @@ def _write_reports(arguments, results, recording):
 def main(argv=None):
     parser = _parser()
     arguments = parser.parse_args(argv)
+    entries = _chosen_entries(parser, arguments)
+    builds = any(name in BUILDS for name in entries)
     report_json = Path(arguments.report).with_suffix(".json")
     if not arguments.no_record and report_json.resolve() == Path(arguments.record).resolve():
         parser.error(f"--record {arguments.record} is the JSON that --report {arguments.report} "
                      "writes beside it: the report would overwrite the record; give another path")
-    entries = _chosen_entries(parser, arguments)
     if arguments.show:
-        print(_write_reports(arguments, [], True))
+        print(_write_reports(arguments, [], True, builds))
         print(f"wrote {arguments.report} and {Path(arguments.report).with_suffix('.json')}")
         return 0
 
@@ -537,18 +558,18 @@ def main(argv=None):
         with lock:
             if recording:
                 update_record([result], arguments.record, header=header)
-                _write_reports(arguments, [], recording)
+                _write_reports(arguments, [], recording, builds)
 
     def finished(result):
         with lock:
             done.append(result)
             if recording:
                 update_record([result], arguments.record, header=header)
-            return _write_reports(arguments, done, recording)
+            return _write_reports(arguments, done, recording, builds)
 
     with ThreadPoolExecutor(max_workers=arguments.jobs) as pool:
         list(pool.map(lambda name: finished(run(name)), entries))
-    text = _write_reports(arguments, done, recording)
+    text = _write_reports(arguments, done, recording, builds)
     if recording:
         print(f"updated {arguments.record}")
     print(text)

@@ -17,11 +17,14 @@ from pathlib import Path
 from hw.flows.sources import design_digest, design_sources
 
 __all__ = ["FMAX_RECORD", "CEILING_MHZ", "design_sources", "design_digest", "entry_digest", "tool_versions",
-           "load_record", "update_record", "proxy_clock"]
+           "load_record", "update_record", "proxy_clock", "BUILDS_RECORD"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: The committed record (a measurement, so in docs/).
 FMAX_RECORD = PROJECT_ROOT / "docs" / "fmax.json"
+#: The record of named builds outside the comparison (``hw.designs.BUILDS``, e.g. the
+#: out-of-core plan's blocks): kept apart, so they never set the proxy clock.
+BUILDS_RECORD = PROJECT_ROOT / "docs" / "fmax_builds.json"
 #: The clock the Arria 10 design is constrained to: the proxy clock never exceeds it, and
 #: reaches it only once every measured design does.
 CEILING_MHZ = 100

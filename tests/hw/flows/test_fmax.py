@@ -10,12 +10,12 @@ import subprocess
 import pytest
 
 import hw.flows.fmax
-from hw.designs import DESIGNS
+from hw.designs import DESIGNS, build_parameters
 from hw.lane import lane_slots
 from hw.flows.fmax import _critical_sources, _overflow, _seed_list, fmax, fmax_entry, main, report
 from hw.flows.fmax_entries import comparison_entries, select
-from hw.flows.fmax_record import (design_digest, entry_digest, load_record, proxy_clock,
-                                  update_record)
+from hw.flows.fmax_record import (FMAX_RECORD, design_digest, entry_digest, load_record,
+                                  proxy_clock, update_record)
 
 pytestmark = pytest.mark.skipif("partition_unit" not in DESIGNS, reason="no partition_unit design")
 
@@ -217,6 +217,25 @@ def test_cli_set_runs_are_not_recorded(tmp_path, monkeypatch):
     assert built == [{**DESIGNS["partition_unit"][1], **TINY}]
     assert "| partition_unit | max_rows=16, max_samples=16, code_bits=16 | 8 | 140.0 |" in md.read_text()
     assert json.loads(md.with_suffix(".json").read_text())[0]["fmax_mhz"] == 140.0
+
+
+def test_cli_places_named_builds_into_their_own_record(tmp_path, monkeypatch, capsys):
+    """A named build (``hw.designs.BUILDS``) is placed with its parameters and recorded
+    apart: never into the record that sets the proxy clock, nor in one run with entries."""
+    _fake_placement(monkeypatch, {1: 90.0})
+    built = _fake_synthesis(monkeypatch, tmp_path)
+    record, md = tmp_path / "builds.json", tmp_path / "fmax.md"
+    assert main(["--out", str(tmp_path / "work"), "--report", str(md), "--record", str(record),
+                 "--seeds", "1", "pass_combiner_ctg"]) == 0
+    assert built == [build_parameters("pass_combiner_ctg")]
+    assert set(load_record(record)["entries"]) == {"pass_combiner_ctg"}
+    assert "Proxy clock" not in md.read_text()
+    for names, text in ((["pass_combiner_ctg", "gini_scanner"], "separate runs"),
+                        (["--record", str(FMAX_RECORD), "pass_combiner_ctg"], "docs/fmax.json sets")):
+        with pytest.raises(SystemExit):
+            main(["--out", str(tmp_path / "work"), "--report", str(md), "--seeds", "1", *names])
+        assert text in capsys.readouterr().err
+    assert len(built) == 1
 
 
 def test_cli_refuses_a_record_the_report_would_overwrite(tmp_path, monkeypatch, capsys):
