@@ -23,7 +23,7 @@ Reads are issued only while the output FIFO has room for every read in flight, s
 consumer's ``ready`` reaches no read enable. Loads (``dataset``, ``weights``, ``roots``)
 are taken only while no job runs. ``roots`` writes a tree's root rows into bank 0 from
 address 0 on (``last`` ends the list). Cycles without stalls: a job of ``count`` rows
-takes ``count`` cycles plus the pipeline's four.
+takes ``count`` cycles plus the pipeline's five.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -36,8 +36,8 @@ from hw.checks import bits, check_integer, refuse_construction
 
 __all__ = ["RowGather", "job_layout", "beat_layout", "dataset_layout"]
 
-#: Beats the output FIFO holds (reads in flight included): its output register and a
-#: storage of 8 words, a power of two, so no pointer can leave it.
+#: Beats the output FIFO holds (the four stages' reads in flight included): its output
+#: register and a storage of 8 words, a power of two, so no pointer can leave it.
 FIFO_DEPTH = 9
 
 
@@ -131,38 +131,39 @@ class RowGather(wiring.Component):
         job, active, idle = Signal.like(self.jobs.payload), Signal(), Signal()
         self._loads(m, idle, rows_write, weights_write, bank_writes[0])
         # Stage 0 issues a row's bank read; stage 1 has the row id (the dataset and weight
-        # reads issued); stage 2 has the row's word and weight; stage 3 the beat (or the
+        # reads issued); stage 2 registers the row's word and weight off the block RAMs;
+        # stage 3 selects each lane's code into the beat; stage 4 has the beat (or the
         # partition's write). Reads are issued while the FIFO has room for all in flight.
         position = Signal(self.row_bits + 1)
-        stages = [Signal(name=f"stage{k}_valid") for k in (1, 2, 3)]
-        lasts = [Signal(name=f"stage{k}_last") for k in (1, 2, 3)]
+        stages = [Signal(name=f"stage{k}_valid") for k in (1, 2, 3, 4)]
+        lasts = [Signal(name=f"stage{k}_last") for k in (1, 2, 3, 4)]
         in_flight = sum(stages)
         issue = active & (position < job.count) & (fifo.level + in_flight < FIFO_DEPTH)
         with m.If(issue):
             m.d.sync += position.eq(position + 1)
         m.d.sync += [stages[0].eq(issue), lasts[0].eq(position == job.count - 1),
-                     stages[1].eq(stages[0]), lasts[1].eq(lasts[0]),
-                     stages[2].eq(stages[1]), lasts[2].eq(lasts[1])]
+                     *[stage.eq(before) for stage, before in zip(stages[1:], stages)],
+                     *[last.eq(before) for last, before in zip(lasts[1:], lasts)]]
         for k, read in enumerate(bank_reads):
             m.d.comb += [read.addr.eq(job.base + position), read.en.eq(issue & (job.bank == k))]
         row_id = Signal(self.row_bits)
         m.d.comb += row_id.eq(Mux(job.bank, bank_reads[1].data, bank_reads[0].data))
         m.d.comb += [rows_read.addr.eq(row_id), weights_read.addr.eq(row_id)]
-        row2, row3 = Signal(self.row_bits), Signal(self.row_bits)
-        m.d.sync += [row2.eq(row_id), row3.eq(row2)]
+        rows = [Signal(self.row_bits, name=f"stage{k}_row") for k in (2, 3, 4)]
+        m.d.sync += [rows[0].eq(row_id), rows[1].eq(rows[0]), rows[2].eq(rows[1])]
+        word, weight = Signal.like(rows_read.data, name="word"), Signal(self.weight_bits, name="weight")
+        m.d.sync += [word.eq(rows_read.data), weight.eq(weights_read.data)]
 
         beat = Signal(self.beats.payload.shape())
-        label = rows_read.data.label
-        m.d.sync += [beat.row.eq(row2), beat.last.eq(lasts[1]),
-                     beat.label_one_hot.eq(1 << label),
-                     beat.weight_less_one.eq(weights_read.data - 1),
-                     *[beat.codes[k].eq(rows_read.data.codes[job.features[k]]) for k in range(self.lanes)]]
-        m.d.comb += [fifo.w_data.eq(beat), fifo.w_en.eq(stages[2] & ~job.partition),
+        m.d.sync += [beat.row.eq(rows[1]), beat.last.eq(lasts[2]),
+                     beat.label_one_hot.eq(1 << word.label), beat.weight_less_one.eq(weight - 1),
+                     *[beat.codes[k].eq(word.codes[job.features[k]]) for k in range(self.lanes)]]
+        m.d.comb += [fifo.w_data.eq(beat), fifo.w_en.eq(stages[3] & ~job.partition),
                      self.beats.payload.eq(fifo.r_data), self.beats.valid.eq(fifo.r_rdy),
                      fifo.r_en.eq(self.beats.ready)]
 
-        done = self._partition(m, job, stages[2], lasts[2], beat, row3, bank_writes)
-        m.d.comb += idle.eq(~active & ~stages[0] & ~stages[1] & ~stages[2] & ~self.partitioned.valid)
+        done = self._partition(m, job, stages[3], lasts[3], beat, rows[2], bank_writes)
+        m.d.comb += idle.eq(~active & ~Cat(*stages).any() & ~self.partitioned.valid)
         m.d.comb += self.jobs.ready.eq(idle)
         with m.If(self.jobs.valid & idle):
             m.d.sync += [job.eq(self.jobs.payload), active.eq(self.jobs.payload.count != 0),
