@@ -178,7 +178,7 @@ class HistogramUnit(wiring.Component):
         fetched = Signal(word_layout)
         # Per stage: the bin was not occupied when read (start from an empty word); the
         # word to take is the one written 1 or 2 cycles before the update.
-        fresh, after_one, after_two = Signal(3), Signal(2), Signal(2)
+        fresh, after_one, after_two = Signal(2), Signal(2), Signal(2)
         written = [Signal(word_layout, name=f"written{k}") for k in (1, 2)]
         m.d.sync += [read_valid.eq(taken), reading.eq(self.samples.p),
                      fetch_valid.eq(read_valid), fetching.eq(reading),

@@ -94,9 +94,14 @@ def cycle_parts(work, lanes, full_scan=False, bins=1 << CODE_BITS):
             "nodes": NODE_CYCLES * len(work.nodes), "partition": work.partitioned_rows}
 
 
+def _in_sequence(parts):
+    """The cycles of :func:`cycle_parts` one after the other (the bound is no part)."""
+    return sum(cycles for key, cycles in parts.items() if key != "bound")
+
+
 def histogram_pe_cycles(work, lanes, full_scan=False):
     """Cycles of one tree on the planned histogram PE: the sum of its :func:`cycle_parts`."""
-    return sum(cycles for key, cycles in cycle_parts(work, lanes, full_scan).items() if key != "bound")
+    return _in_sequence(cycle_parts(work, lanes, full_scan))
 
 
 def external_bytes(work, lanes, n_features, layout):
@@ -150,11 +155,12 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
     n_rows, n_features = codes.shape
     params = TrainingParameters(n_classes=int(labels.max()) + 1, max_samples=n_rows,
                                 features_per_split=max(1, int(np.sqrt(n_features))))
-    cycles, full, row_major, feature_major, today, works = [], [], [], [], [], []
+    cycles, full, row_major, feature_major, today, works, tree_parts = [], [], [], [], [], [], []
     for index in range(trees):
         tree, work = train_tree_from_histograms(codes, labels, params, 1, index, CODE_BITS, lanes)
         works.append(work)
-        cycles.append(histogram_pe_cycles(work, lanes))
+        tree_parts.append(cycle_parts(work, lanes))
+        cycles.append(_in_sequence(tree_parts[-1]))
         full.append(histogram_pe_cycles(work, lanes, full_scan=True))
         row_major.append(external_bytes(work, lanes, n_features, "row-major"))
         feature_major.append(external_bytes(work, lanes, n_features, "feature-major"))
@@ -162,8 +168,7 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
         log(f"{name}: tree {index + 1}/{trees}: {cycles[-1]:,} cycles planned, "
             f"{row_major[-1] / 1e6:.1f} / {feature_major[-1] / 1e6:.1f} MB, today's PE {today[-1]:,}",
             flush=True)
-    parts = {key: statistics.mean(cycle_parts(work, lanes)[key] for work in works)
-             for key in cycle_parts(works[0], lanes)}
+    parts = {key: statistics.mean(part[key] for part in tree_parts) for key in tree_parts[0]}
     cpu = {key: _cpu_seconds_per_tree(key, X, y, cpu_trees) for key in CPU_FORESTS}
     bandwidth = DDR4_PEAK_GBPS * 1e9 * RANDOM_BURST_EFFICIENCY
     return {
@@ -211,7 +216,7 @@ def parts_table(rows):
              "| in sequence / bound | overlapped / bound |", "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         part = row["parts"]
-        sequence = sum(cycles for key, cycles in part.items() if key != "bound")
+        sequence = _in_sequence(part)
         overlapped = max(part["gather"], part["turnaround"] + part["scan"], part["partition"]) + part["nodes"]
         lines.append(f"| {row['dataset']} | {part['bound']:,.0f} | {part['gather']:,.0f} | "
                      f"{part['turnaround']:,.0f} | "
