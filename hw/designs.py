@@ -17,11 +17,13 @@ import hashlib
 from hw.gini import GiniScanner
 from hw.histogram import HistogramUnit
 from hw.histogram_lane import HistogramLane
+from hw.histogram_pe import HistogramPE
 from hw.row_gather import RowGather
 from hw.inbag import InBagBuilder
 from hw.inference import InferenceEngine
 from hw.partition import PartitionUnit
 from hw.pass_combiner import PassCombiner
+from hw.pass_engine import PassEngine
 from hw.pe import ProcessingElement
 from hw.rng import TreeRandom
 from hw.sorter import RadixSorter
@@ -45,6 +47,11 @@ DESIGNS = {
                                      "count_bits": 13}),
     "row_gather": (RowGather, {"max_rows": 4096, "features": 32, "lanes": 8, "code_bits": 8,
                                "classes": 8, "weight_bits": 12}),
+    "pass_engine": (PassEngine, {"max_rows": 4096, "features": 32, "lanes": 4, "code_bits": 8,
+                                 "classes": 8, "count_bits": 13, "pass_bits": 4}),
+    "histogram_pe": (HistogramPE, {"max_rows": 4096, "features": 32, "lanes": 4, "code_bits": 8,
+                                   "classes": 8, "count_bits": 13, "pass_bits": 4, "max_nodes": 1024,
+                                   "max_depth": 32}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {
@@ -117,6 +124,15 @@ BUILDS = {
                                       "classes": 3, "weight_bits": 12}),
     "pass_combiner_ctg": ("pass_combiner", {"lanes": 4, "pass_bits": 4, "classes": 3, "code_bits": 8,
                                             "count_bits": 12}),
+    # The pass engine at ctg's widths with 3 lanes, not 4: 4 lanes need 92 18x18 multipliers,
+    # more than the half of the ECP5-85K's 156 that ``make fmax`` allows.
+    # The histogram PE that trains the thesis datasets in its testbench (ctg's 2,126 rows,
+    # sonar's 60 features, 3 classes, 4 lanes as ctg draws 4 features a node).
+    "histogram_pe_datasets": ("histogram_pe", {"max_rows": 2126, "features": 60, "lanes": 4, "code_bits": 8,
+                                               "classes": 3, "count_bits": 12, "pass_bits": 4,
+                                               "max_nodes": 2048, "max_depth": 48}),
+    "pass_engine_ctg": ("pass_engine", {"max_rows": 2126, "features": 21, "lanes": 3, "code_bits": 8,
+                                        "classes": 3, "count_bits": 12, "pass_bits": 4}),
 }
 
 

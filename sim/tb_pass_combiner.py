@@ -78,30 +78,56 @@ class PassCombinerTestbench(StreamTestbench):
 
     async def check_node(self, label):
         drawn, visited, histograms, needed = self.random_node()
-        visited_features = [feature for feature, _ in visited]
         used_before = 0
         for index, start in enumerate(range(0, len(drawn), self.lanes)):
             features = drawn[start:start + self.lanes]
             self.passes.send({"drawn": (1 << len(features)) - 1,
                               "needed": min(needed - used_before, self.lanes), "first": int(index == 0)})
             for lane, feature in enumerate(features):
-                self.splits[lane].send(self.split_payload(best_split_of_histogram(*histograms[feature], 1)))
+                self.splits[lane].send(split_payload(best_split_of_histogram(*histograms[feature], 1)))
             self.results.clear()
             await self.wait_until(lambda: self.results.received, 400, f"{label} pass {index}")
-            got = self.results.received[0]
-            lanes_used = [lane for lane, feature in enumerate(features) if feature in visited_features]
-            assert got["used"] == len(lanes_used), f"{label} pass {index}: {got['used']} used, {lanes_used}"
-            if lanes_used:
-                assert got["last_used"] == lanes_used[-1], f"{label} pass {index}: last {got['last_used']}"
-            used_before += len(lanes_used)
-            best, _ = _best_of_node(visited[:used_before], 1)
-            assert got["found"] == int(best.valid), f"{label} pass {index}: found {got['found']}"
-            if best.valid:
-                feature = drawn[got["pass_index"] * self.lanes + got["lane"]]
-                assert feature == best.feature, \
-                    f"{label} pass {index}: feature {feature}, model {best.feature}"
-                assert self.observed_split(got["split"]) == self.split_payload(best), f"{label} pass {index}"
+            used_before = check_pass_result(self.results.received[0], f"{label} pass {index}", index,
+                                            drawn, visited, used_before, self.lanes, self.count_bits)
         assert used_before == len(visited), f"{label}: {used_before} used, model {len(visited)}"
+
+
+def split_payload(split):
+    """A split of the model as a lane reports it."""
+    if not split.valid:
+        return {"found": 0, "threshold": 0, "numerator": 0, "denominator": 0, "left_counts": 0}
+    return {"found": 1, "threshold": split.threshold_code, "numerator": split.score_numerator,
+            "denominator": split.score_denominator,
+            "left_counts": [int(count) for count in split.left_class_counts]}
+
+
+def observed_split(split, classes, count_bits):
+    """A received split with its left counts unpacked, to compare with :func:`split_payload`."""
+    mask = (1 << count_bits) - 1
+    return {"found": split["found"], "threshold": split["threshold"], "numerator": split["numerator"],
+            "denominator": split["denominator"],
+            "left_counts": [(split["left_counts"] >> (c * count_bits)) & mask for c in range(classes)]}
+
+
+def check_pass_result(got, label, index, drawn, visited, used_before, lanes, count_bits):
+    """Checks pass ``index``'s result against the model's lazy draw: the lanes used (the
+    visited features among the pass's draws), the last of them, and the node's best over
+    the features visited up to it. Returns the features used up to it."""
+    features = drawn[index * lanes:(index + 1) * lanes]
+    visited_features = [feature for feature, _ in visited]
+    lanes_used = [lane for lane, feature in enumerate(features) if feature in visited_features]
+    assert got["used"] == len(lanes_used), f"{label}: {got['used']} used, {lanes_used}"
+    if lanes_used:
+        assert got["last_used"] == lanes_used[-1], f"{label}: last {got['last_used']}"
+    used_before += len(lanes_used)
+    best, _ = _best_of_node(visited[:used_before], 1)
+    assert got["found"] == int(best.valid), f"{label}: found {got['found']}"
+    if best.valid:
+        feature = drawn[got["pass_index"] * lanes + got["lane"]]
+        assert feature == best.feature, f"{label}: feature {feature}, model {best.feature}"
+        classes = len(best.left_class_counts)
+        assert observed_split(got["split"], classes, count_bits) == split_payload(best), label
+    return used_before
 
 
 @cocotb.test()

@@ -22,25 +22,27 @@ from hw.row_gather import beat_layout, dataset_layout, job_layout
 from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
 
 
-class RowGatherTestbench(StreamTestbench):
-    def __init__(self, dut):
+class DatasetLoader(StreamTestbench):
+    """Loads a random dataset, a tree's weights and its root rows into a design with the
+    row gather's load streams (``dataset``, ``weights``, ``roots``); ``weight_parameter``
+    names the design parameter that is a weight's width."""
+
+    def __init__(self, dut, weight_parameter):
         super().__init__(dut)
         d = self.design
         self.max_rows, self.features, self.lanes = d["max_rows"], d["features"], d["lanes"]
-        self.code_bits, self.classes, self.weight_bits = d["code_bits"], d["classes"], d["weight_bits"]
-        row_bits, feature_bits = bits(self.max_rows - 1), bits(self.features - 1)
-        self.dataset = self.source("dataset", dataset_layout(row_bits, self.features, self.code_bits,
+        self.code_bits, self.classes, self.weight_bits = d["code_bits"], d["classes"], d[weight_parameter]
+        self.row_bits, self.feature_bits = bits(self.max_rows - 1), bits(self.features - 1)
+        self.dataset = self.source("dataset", dataset_layout(self.row_bits, self.features, self.code_bits,
                                                              bits(self.classes - 1)))
-        self.weights = self.source("weights", data.StructLayout({"row": row_bits,
+        self.weights = self.source("weights", data.StructLayout({"row": self.row_bits,
                                                                 "weight": self.weight_bits}))
-        self.roots = self.source("roots", data.StructLayout({"row": row_bits, "last": 1}))
-        self.jobs = self.source("jobs", job_layout(row_bits, self.lanes, feature_bits, self.code_bits))
-        self.beats = self.sink("beats", beat_layout(row_bits, self.lanes, self.code_bits, self.classes,
-                                                    self.weight_bits))
-        self.partitioned = self.sink("partitioned", data.StructLayout({"left": row_bits + 1}))
+        self.roots = self.source("roots", data.StructLayout({"row": self.row_bits, "last": 1}))
 
-    async def load(self):
-        """A random dataset, weights and root list; returns them and the banks' model."""
+    async def load(self, total_below=None, weighting=None):
+        """A random dataset, weights and root list; returns them and the banks' model.
+        With ``total_below``, the weights sum below it (rows dropped from the bag or
+        lightened until they do); with ``weighting``, the weights are ``weighting(n_rows)``."""
         rng = self.rng
         n_rows = rng.choice([2, self.max_rows, rng.randint(2, self.max_rows)])
         codes = np.array([[rng.randrange(1 << self.code_bits) if rng.random() < 0.7 else
@@ -51,18 +53,41 @@ class RowGatherTestbench(StreamTestbench):
         weights = np.array([rng.choice([0, 1, 1, min(2, heaviest), rng.randint(1, heaviest)])
                             for _ in range(n_rows)])
         weights[rng.randrange(n_rows)] = max(1, weights[0])       # at least one row in-bag
+        while total_below is not None and weights.sum() >= total_below:
+            heavy = int(np.argmax(weights))
+            weights[heavy] = weights[heavy] // 2 if np.count_nonzero(weights) == 1 else 0
+        if weighting is not None:
+            weights = np.asarray(weighting(n_rows))
+        return (codes, labels, weights, *await self.send_dataset(codes, labels, weights))
+
+    async def send_dataset(self, codes, labels, weights):
+        """Loads ``codes``, ``labels`` and ``weights`` (rows in a random order; features past
+        the dataset's as 0) and the in-bag rows as the root list; returns the banks' model
+        and the root's rows."""
+        rng, n_rows = self.rng, len(labels)
+        padding = [0] * (self.features - codes.shape[1])
         for row in rng.sample(range(n_rows), n_rows):
-            self.dataset.send({"row": row, "codes": [int(code) for code in codes[row]],
+            self.dataset.send({"row": row, "codes": [int(code) for code in codes[row]] + padding,
                                "label": int(labels[row])})
             self.weights.send({"row": row, "weight": int(weights[row])})
         roots = rng.sample([int(row) for row in np.flatnonzero(weights)], int(np.count_nonzero(weights)))
         for k, row in enumerate(roots):
             self.roots.send({"row": row, "last": int(k == len(roots) - 1)})
         await self.wait_until(lambda: self.dataset.idle and self.weights.idle and self.roots.idle,
-                            20 * n_rows + 100, "loads")
+                              20 * n_rows + 100, "loads")
         banks = [np.full(self.max_rows, -1), np.full(self.max_rows, -1)]
         banks[0][:len(roots)] = roots
-        return codes, labels, weights, banks, len(roots)
+        return banks, len(roots)
+
+
+class RowGatherTestbench(DatasetLoader):
+    def __init__(self, dut):
+        super().__init__(dut, "weight_bits")
+        self.jobs = self.source("jobs", job_layout(self.row_bits, self.lanes, self.feature_bits,
+                                                   self.code_bits))
+        self.beats = self.sink("beats", beat_layout(self.row_bits, self.lanes, self.code_bits, self.classes,
+                                                    self.weight_bits))
+        self.partitioned = self.sink("partitioned", data.StructLayout({"left": self.row_bits + 1}))
 
     def job(self, partition, bank, base, count, features, threshold=0):
         self.jobs.send({"partition": partition, "bank": bank, "base": base, "count": count,

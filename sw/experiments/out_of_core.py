@@ -8,9 +8,9 @@ Per dataset, coded at 8 bits (``RankQuantizer``), forest mode as the comparison 
 (bootstrap of ``n`` draws, ``sqrt(F)`` features per split, no depth limit). The plan is
 ``sw/methods/forest/histogram.py``; its trees are the golden model's, and the tests hold
 them equal. Each tree's :class:`~sw.methods.forest.histogram.HistogramWork` is priced by
-the model below. **It is a model of a PE that is not built** (of its blocks, only a lane's
-histogram unit is, ``hw/histogram.py``, whose measured turnaround it uses): it gives no P
-and no measured cycles of a tree. What it prices:
+the model below. **It is a model of a PE that is not built** (its datapath is,
+``hw/pass_engine.py``, whose measured cycles a pass it uses; its controller is not): it
+gives no P and no measured cycles of a tree. What it prices:
 
 * per searched node with ``r`` rows, ``d`` features drawn (``L`` at a time: the lanes of
   the pass that finds the last feature needed draw past it, and those draws are gathered
@@ -22,9 +22,11 @@ and no measured cycles of a tree. What it prices:
   bitmap and a priority encoder) and feeds it to today's Gini scanner as one entry, its
   weight the cell's weighted count and its distinct rows with it, so a small node scans
   its few cells, not 256 bins. The variant that scans all 256 bins, one a cycle, is
-  priced too (``full_scan_cycles``). Each gather pass adds the built histogram unit's
-  turnaround (``hw.histogram.TURNAROUND_CYCLES``, measured in its testbench: the cycles
-  between a lane's last sample and its first cell);
+  priced too (``full_scan_cycles``). Each gather pass adds the built pass engine's
+  overhead (``hw.pass_engine.pass_overhead_cycles``, measured in its testbench: 24
+  cycles, and 2 + 3 more for each split it combines after the first: the row gather's
+  pipeline, the histogram unit's turnaround, the scanner's last compare, the combiner),
+  the node's ``s`` splits taken by its passes in order;
 * one cycle per row of a node split into searched children (its go-left bit and partition);
 * the code store in external memory, in one of two layouts. **Row-major** (a row's
   ``F`` one-byte codes contiguous): each gather pass reads, per row, the 64-byte bursts
@@ -53,7 +55,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 
 from hw.flows.fmax_record import proxy_clock
-from hw.histogram import TURNAROUND_CYCLES
+from hw.pass_engine import pass_overhead_cycles
 from sw.data.datasets import available, load
 from sw.experiments.cpu_forests import CPU_FORESTS, cpu_forest
 from sw.experiments.pe_cycles import cycle_model
@@ -83,15 +85,23 @@ DEFAULT_DATASETS = ("isolet", "mnist_test10k", "random20k", "ctg", "cmc", "sonar
 
 def cycle_parts(work, lanes, full_scan=False, bins=1 << CODE_BITS):
     """Where one tree's planned cycles go on the histogram PE (see the module docstring):
-    ``{"gather", "turnaround", "scan", "nodes", "partition"}``, beside its one-pass bound
+    ``{"gather", "pass_overhead", "scan", "nodes", "partition"}``, beside its one-pass bound
     (``bound``: the rows of the searched nodes, issue #25); with ``full_scan``, every
     histogram's scan takes all ``bins``."""
     return {"bound": work.searched_rows,
             "gather": sum(-(-drawn // lanes) * len(rows) for rows, drawn, _, _ in work.nodes),
-            "turnaround": sum(-(-drawn // lanes) * TURNAROUND_CYCLES for _, drawn, _, _ in work.nodes),
+            "pass_overhead": sum(_passes_overhead(drawn, scanned, lanes) for _, drawn, scanned, _ in work.nodes),
             "scan": sum(-(-scanned // lanes) * (bins if full_scan else cells)
                         for _, _, scanned, cells in work.nodes),
             "nodes": NODE_CYCLES * len(work.nodes), "partition": work.partitioned_rows}
+
+
+def _passes_overhead(drawn, scanned, lanes):
+    """The built pass engine's cycles beyond rows and cells over a node's gather passes
+    (``hw.pass_engine.pass_overhead_cycles``), its ``scanned`` splits taken by the passes in
+    order, a pass's lanes at a time."""
+    passes = -(-drawn // lanes)
+    return sum(pass_overhead_cycles(min(lanes, max(0, scanned - lanes * index))) for index in range(passes))
 
 
 def _in_sequence(parts):
@@ -211,15 +221,15 @@ def parts_table(rows):
     """Where the planned cycles go, against the one-pass bound: in sequence, and with the
     three passes overlapped (the next node's gather during a node's scan and partition,
     the go-left bits taken from the codes gathered: an estimate of a pipelined PE; a
-    histogram's turnaround stays on the scan's side)."""
-    lines = ["| dataset | one-pass bound | gather | turnaround | scan | nodes | partition "
+    pass's overhead stays on the scan's side)."""
+    lines = ["| dataset | one-pass bound | gather | pass overhead | scan | nodes | partition "
              "| in sequence / bound | overlapped / bound |", "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         part = row["parts"]
         sequence = _in_sequence(part)
-        overlapped = max(part["gather"], part["turnaround"] + part["scan"], part["partition"]) + part["nodes"]
+        overlapped = max(part["gather"], part["pass_overhead"] + part["scan"], part["partition"]) + part["nodes"]
         lines.append(f"| {row['dataset']} | {part['bound']:,.0f} | {part['gather']:,.0f} | "
-                     f"{part['turnaround']:,.0f} | "
+                     f"{part['pass_overhead']:,.0f} | "
                      f"{part['scan']:,.0f} | {part['nodes']:,.0f} | {part['partition']:,.0f} | "
                      f"{sequence / part['bound']:.2f} | {overlapped / part['bound']:.2f} |")
     return "\n".join(lines)

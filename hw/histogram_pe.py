@@ -1,0 +1,323 @@
+"""Histogram PE: one tree grown from class histograms on the pass engine, the planned
+out-of-core PE's controller (``docs/out_of_core.md``).
+
+Reference: ``sw.methods.forest.histogram.train_tree_from_histograms`` with ``lanes``, forest
+mode, ``min_samples_leaf = 1`` (the histogram lanes' setting). Per tree a host (or, later,
+the in-bag builder) loads the tree's weights and root rows through the pass engine's load
+streams and sends ``start``: the root's class totals and rows, the tree's parameters, and
+the generator's stream position after the bootstrap. The PE then grows the tree:
+
+* **Nodes in breadth-first order are node ids.** Children get the next two ids, so the
+  node memory read at a head pointer is the queue: a node is taken when the head reaches
+  it, and the tree is done when the head passes the last id given. A node at depth ``d``
+  lies in bank ``d mod 2`` (the root in bank 0; a partition writes the other bank).
+* **Leaf decisions** as ``sw.methods.forest.model.leaf_decision``: fewer rows than
+  ``min_samples_split`` or than 2, at most one class present, or ``max_depth`` reached.
+* **The lazy draw in passes** (``_draw_lazily``): features are drawn one at a time from
+  the generator (``draw_requests``/``draws``, each draw with the stream position after
+  it) into a partial Fisher-Yates permutation, a pass of ``lanes`` at a time, and each
+  pass is gathered, with the features still needed, on the pass engine. After the
+  node's last pass the generator is rewound (``rewinds``) to the position after the last
+  used lane's draw, when it stands past it. The permutation's entries are tagged with the
+  node that wrote them, so no node clears it; a tree's start clears it once.
+* **A split node** is partitioned by its best split into the other bank, its children's
+  records (segment, class totals, depth) written at the next two ids.
+
+Each node leaves as a record on ``nodes`` when it is done, in node order; ``last`` marks
+the tree's final node. A split that needs more node ids than ``max_nodes`` stops the tree
+with ``overflow`` (sticky until the next ``start``) and no further record. A start the
+build cannot serve (no features or more than ``features``, no feature a split,
+``max_depth`` 0 or past the build's, more rows than ``max_rows``, ``min_samples_split``
+below 2) is taken and refused with ``bad_start`` (until the next start): no tree.
+
+The generator's rewind (reloading its counter) is not built: a testbench plays the
+generator, with the model's stream.
+"""
+
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.checks import bits, check_integer, refuse_construction
+from hw.pass_engine import PassEngine
+
+__all__ = ["HistogramPE", "start_layout", "node_record_layout", "POSITION_BITS"]
+
+#: Width of a generator stream position (its counter).
+POSITION_BITS = 32
+
+
+def start_layout(classes, count_bits, row_bits, feature_bits, depth_bits):
+    """A tree's start: the root's class totals and rows, the tree's parameters, and the
+    generator's stream position after the bootstrap."""
+    return data.StructLayout({
+        "class_counts": data.ArrayLayout(count_bits, classes), "rows": row_bits + 1,
+        "n_features": feature_bits + 1, "features_per_split": feature_bits + 1,
+        "max_depth": depth_bits, "min_samples_split": row_bits + 1, "position": POSITION_BITS,
+    })
+
+
+def node_record_layout(node_bits, feature_bits, code_bits, classes, count_bits, row_bits, depth_bits):
+    """A finished node: its id, whether it is split (its feature, threshold and left
+    child; the right child is the next id), its class totals, rows and depth; ``last`` on
+    the tree's final node."""
+    return data.StructLayout({
+        "node": node_bits, "split": 1, "feature": feature_bits, "threshold": code_bits,
+        "left": node_bits, "class_counts": data.ArrayLayout(count_bits, classes),
+        "rows": row_bits + 1, "depth": depth_bits, "last": 1,
+    })
+
+
+class HistogramPE(wiring.Component):
+    """Grows one tree per ``start`` on a :class:`~hw.pass_engine.PassEngine`.
+
+    Parameters
+    ----------
+    max_rows, features, lanes, code_bits, classes, count_bits, pass_bits : int
+        As the pass engine's (which checks them).
+    max_nodes : int
+        Nodes a tree may have (3 to 65,536).
+    max_depth : int
+        The deepest ``max_depth`` a tree may ask for (1 to 255).
+    """
+
+    def __init__(self, *, max_rows=4096, features=32, lanes=4, code_bits=8, classes=8,
+                 count_bits=13, pass_bits=4, max_nodes=1024, max_depth=32):
+        try:
+            check_integer("max_nodes", max_nodes, 3, 1 << 16)
+            check_integer("max_depth", max_depth, 1, 255)
+            self._engine = PassEngine(max_rows=max_rows, features=features, lanes=lanes,
+                                      code_bits=code_bits, classes=classes, count_bits=count_bits,
+                                      pass_bits=pass_bits)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        engine = self._engine
+        self.max_rows, self.features, self.lanes = max_rows, features, lanes
+        self.code_bits, self.classes, self.count_bits = code_bits, classes, count_bits
+        self.pass_bits, self.max_nodes, self.max_depth = pass_bits, max_nodes, max_depth
+        self.row_bits, self.feature_bits = engine.row_bits, engine.feature_bits
+        self.node_bits, self.depth_bits = bits(max_nodes - 1), bits(max_depth)
+        feature_count = self.feature_bits + 1
+        super().__init__({
+            **{name: engine.signature.members[name] for name in ("dataset", "weights", "roots")},
+            "start": In(stream.Signature(start_layout(classes, count_bits, self.row_bits,
+                                                      self.feature_bits, self.depth_bits))),
+            "draw_requests": Out(stream.Signature(data.StructLayout({"bound": feature_count}))),
+            "draws": In(stream.Signature(data.StructLayout({"value": self.feature_bits,
+                                                           "position": POSITION_BITS}))),
+            "rewinds": Out(stream.Signature(data.StructLayout({"position": POSITION_BITS}))),
+            "nodes": Out(stream.Signature(node_record_layout(
+                self.node_bits, self.feature_bits, code_bits, classes, count_bits, self.row_bits,
+                self.depth_bits))),
+            "overflow": Out(1),
+            "bad_start": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.engine = engine = self._engine
+        for name in ("dataset", "weights", "roots"):
+            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(engine, name))
+        s = self._state(m)
+        record_out, job = self.nodes.payload, engine.jobs.payload
+        m.d.comb += [record_out.node.eq(s.head), record_out.split.eq(s.split),
+                     record_out.feature.eq(s.best_feature), record_out.threshold.eq(s.best.threshold),
+                     record_out.left.eq(s.tail - 2), record_out.class_counts.eq(s.node.class_counts),
+                     record_out.rows.eq(s.node.count), record_out.depth.eq(s.node.depth),
+                     record_out.last.eq(~s.split & (s.head + 1 == s.tail)),
+                     job.bank.eq(s.node.depth[0]), job.base.eq(s.node.base), job.count.eq(s.node.count),
+                     job.class_counts.eq(s.node.class_counts)]
+        with m.FSM(name="histogram_pe"):
+            self._start_states(m, s)
+            self._draw_states(m, s)
+            self._pass_states(m, s)
+            self._split_states(m, s)
+            with m.State("Offer the node"):
+                m.d.comb += self.nodes.valid.eq(1)
+                with m.If(self.nodes.ready):
+                    with m.If(record_out.last):
+                        m.next = "Wait for a tree"
+                    with m.Else():
+                        m.d.sync += s.head.eq(s.head + 1)
+                        m.next = "Read the node"
+        return m
+
+    def _state(self, m):
+        """The memories and registers the states share."""
+        s = SimpleNamespace()
+        s.record = data.StructLayout({"base": self.row_bits, "count": self.row_bits + 1,
+                                      "class_counts": data.ArrayLayout(self.count_bits, self.classes),
+                                      "depth": self.depth_bits})
+        # (a power of two deep, so the head, ``node_bits`` wide, is always an address in it)
+        m.submodules.node_memory = node_memory = Memory(shape=s.record, depth=1 << self.node_bits, init=[])
+        s.node_write, s.node_read = node_memory.write_port(), node_memory.read_port()
+        # The partial Fisher-Yates permutation: an entry holds a feature when its tag is the
+        # node's id; otherwise it is untouched (the identity). ``max_nodes`` is no node's id.
+        entry = data.StructLayout({"tag": bits(self.max_nodes), "feature": self.feature_bits})
+        m.submodules.permutation = permutation = Memory(shape=entry, depth=self.features, init=[])
+        s.swap_write = permutation.write_port()
+        s.chosen_read, s.position_read = permutation.read_port(), permutation.read_port()
+
+        s.config = Signal.like(self.start.payload)
+        # The node taken and the next id to give (at most ``max_nodes``).
+        s.head, s.tail = Signal(self.node_bits, name="head"), Signal(self.node_bits + 1, name="tail")
+        s.node = Signal(s.record)
+        m.d.comb += s.node_read.addr.eq(s.head)
+        # The node's draw: the permutation's position, the features visited, the pass's
+        # lanes drawn, their features and the stream positions after their draws, the
+        # position after the last used draw and after the last draw made.
+        s.position, s.visited = Signal(self.feature_bits + 1), Signal(self.feature_bits + 1)
+        s.lane, s.pass_index = Signal(range(self.lanes + 1)), Signal(self.pass_bits)
+        s.chosen = Signal(self.feature_bits)
+        s.pass_features = Signal(data.ArrayLayout(self.feature_bits, self.lanes))
+        s.pass_positions = Signal(data.ArrayLayout(POSITION_BITS, self.lanes))
+        s.after_last, s.last_position = Signal(POSITION_BITS), Signal(POSITION_BITS)
+        # The node's best split so far and its feature; the rows going left.
+        s.best = Signal.like(self._engine.results.payload.split)
+        s.split, s.best_feature = Signal(), Signal(self.feature_bits)
+        s.left = Signal(self.row_bits + 1)
+        s.clear_index = Signal(range(self.features))
+        return s
+
+    def _start_states(self, m, s):
+        """A tree's start (the root's record), the permutation's clearing, and a node's
+        read and leaf decision."""
+        with m.State("Wait for a tree"):
+            start = self.start.payload
+            m.d.comb += self.start.ready.eq(1)
+            # A start the build cannot serve is taken and refused: no tree, ``bad_start``.
+            bad = ((start.n_features == 0) | (start.n_features > self.features) |
+                   (start.features_per_split == 0) | (start.max_depth == 0) |
+                   (start.max_depth > self.max_depth) | (start.rows > self.max_rows) |
+                   (start.min_samples_split < 2))
+            with m.If(self.start.valid):
+                m.d.sync += self.bad_start.eq(bad)
+            with m.If(self.start.valid & ~bad):
+                m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1), s.node_write.data.base.eq(0),
+                             s.node_write.data.count.eq(start.rows),
+                             s.node_write.data.class_counts.eq(start.class_counts),
+                             s.node_write.data.depth.eq(0)]
+                m.d.sync += [s.config.eq(start), s.head.eq(0), s.tail.eq(1), s.clear_index.eq(0),
+                             s.last_position.eq(start.position), self.overflow.eq(0)]
+                m.next = "Clear the permutation"
+        with m.State("Clear the permutation"):
+            m.d.comb += [s.swap_write.addr.eq(s.clear_index), s.swap_write.data.tag.eq(self.max_nodes),
+                         s.swap_write.en.eq(1)]
+            m.d.sync += s.clear_index.eq(s.clear_index + 1)
+            with m.If(s.clear_index == self.features - 1):
+                m.next = "Read the node"
+        with m.State("Read the node"):
+            # (the node memory's read address is the head: its record is out next cycle)
+            m.next = "Decide"
+        with m.State("Decide"):
+            record, config = s.node_read.data, s.config
+            present = Cat(*[count != 0 for count in record.class_counts])
+            leaf = ((record.count < config.min_samples_split) | (record.count < 2) |
+                    ((present & (present - 1)) == 0) | (record.depth >= config.max_depth))
+            m.d.sync += [s.node.eq(record), s.split.eq(0), s.position.eq(0), s.visited.eq(0), s.lane.eq(0),
+                         s.pass_index.eq(0), s.after_last.eq(s.last_position)]
+            with m.If(leaf):
+                m.next = "Offer the node"
+            with m.Else():
+                m.next = "Request a draw"
+
+    def _draw_states(self, m, s):
+        """One feature drawn from the generator into the permutation, a lane at a time."""
+        with m.State("Request a draw"):
+            m.d.comb += [self.draw_requests.valid.eq(1),
+                         self.draw_requests.payload.bound.eq(s.config.n_features - s.position)]
+            with m.If(self.draw_requests.ready):
+                m.next = "Take the draw"
+        with m.State("Take the draw"):
+            draw = self.draws.payload
+            m.d.comb += [self.draws.ready.eq(1), s.chosen_read.addr.eq(draw.value + s.position),
+                         s.position_read.addr.eq(s.position)]
+            with m.If(self.draws.valid):
+                m.d.sync += [s.chosen.eq(draw.value + s.position), s.last_position.eq(draw.position),
+                             s.pass_positions[s.lane].eq(draw.position)]
+                m.next = "Swap"
+        with m.State("Swap"):
+            chosen, displaced = s.chosen_read.data, s.position_read.data
+            feature = Mux(chosen.tag == s.head, chosen.feature, s.chosen)
+            m.d.comb += [s.swap_write.addr.eq(s.chosen), s.swap_write.en.eq(1), s.swap_write.data.tag.eq(s.head),
+                         s.swap_write.data.feature.eq(Mux(displaced.tag == s.head, displaced.feature,
+                                                          s.position))]
+            m.d.sync += [s.pass_features[s.lane].eq(feature), s.lane.eq(s.lane + 1),
+                         s.position.eq(s.position + 1)]
+            with m.If((s.lane == self.lanes - 1) | (s.position + 1 == s.config.n_features)):
+                m.next = "Gather the pass"
+            with m.Else():
+                m.next = "Request a draw"
+
+    def _pass_states(self, m, s):
+        """The pass gathered on the engine, its result, and the generator's rewind after
+        the node's last pass."""
+        engine, config, lanes = self._engine, s.config, self.lanes
+        with m.State("Gather the pass"):
+            job, still = engine.jobs.payload, config.features_per_split - s.visited
+            m.d.comb += [engine.jobs.valid.eq(1), job.partition.eq(0), job.features.eq(s.pass_features),
+                         job.drawn.eq((1 << s.lane) - 1), job.first.eq(s.pass_index == 0),
+                         job.needed.eq(Mux(still < lanes, still, lanes))]
+            with m.If(engine.jobs.ready):
+                m.next = "Wait for the pass"
+        with m.State("Wait for the pass"):
+            result = engine.results.payload
+            m.d.comb += engine.results.ready.eq(1)
+            with m.If(engine.results.valid):
+                m.d.sync += [s.visited.eq(s.visited + result.used), s.pass_index.eq(s.pass_index + 1),
+                             s.lane.eq(0), s.best.eq(result.split), s.split.eq(result.found)]
+                with m.If(result.used != 0):
+                    m.d.sync += s.after_last.eq(s.pass_positions[result.last_used])
+                with m.If(result.found & (result.pass_index == s.pass_index)):
+                    m.d.sync += s.best_feature.eq(s.pass_features[result.lane])
+                with m.If((s.visited + result.used < config.features_per_split) &
+                          (s.position < config.n_features)):
+                    m.next = "Request a draw"
+                with m.Else():
+                    m.next = "Rewind"
+        with m.State("Rewind"):
+            # Only when the stream stands past the last used draw.
+            m.d.comb += [self.rewinds.valid.eq(s.last_position != s.after_last),
+                         self.rewinds.payload.position.eq(s.after_last)]
+            with m.If(~self.rewinds.valid | self.rewinds.ready):
+                m.d.sync += s.last_position.eq(s.after_last)
+                with m.If(s.split):
+                    m.next = "Partition"
+                with m.Else():
+                    m.next = "Offer the node"
+
+    def _split_states(self, m, s):
+        """The node's rows partitioned by its split, and its children's records."""
+        engine = self._engine
+        with m.State("Partition"):
+            job = engine.jobs.payload
+            m.d.comb += [engine.jobs.valid.eq(1), job.partition.eq(1), job.features[0].eq(s.best_feature),
+                         job.threshold.eq(s.best.threshold)]
+            with m.If(engine.jobs.ready):
+                m.next = "Wait for the partition"
+        with m.State("Wait for the partition"):
+            m.d.comb += engine.partitioned.ready.eq(1)
+            with m.If(engine.partitioned.valid):
+                m.d.sync += s.left.eq(engine.partitioned.payload.left)
+                with m.If(s.tail + 2 > self.max_nodes):
+                    m.d.sync += self.overflow.eq(1)
+                    m.next = "Wait for a tree"
+                with m.Else():
+                    m.next = "Write the left child"
+        write, child = s.node_write, s.node_write.data
+        with m.State("Write the left child"):
+            m.d.comb += [write.addr.eq(s.tail), write.en.eq(1), child.base.eq(s.node.base),
+                         child.count.eq(s.left), child.class_counts.eq(s.best.left_counts),
+                         child.depth.eq(s.node.depth + 1)]
+            m.next = "Write the right child"
+        with m.State("Write the right child"):
+            m.d.comb += [write.addr.eq(s.tail + 1), write.en.eq(1), child.base.eq(s.node.base + s.left),
+                         child.count.eq(s.node.count - s.left), child.depth.eq(s.node.depth + 1),
+                         *[child.class_counts[c].eq(s.node.class_counts[c] - s.best.left_counts[c])
+                           for c in range(self.classes)]]
+            m.d.sync += s.tail.eq(s.tail + 2)
+            m.next = "Offer the node"
