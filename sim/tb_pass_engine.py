@@ -6,8 +6,9 @@ tree over the two banks, as a PE's controller would: per node, the model draws a
 number of features from a tree's stream lazily, ``lanes`` at a time (``_draw_lazily``),
 over the node's rows as the testbench's copy of the banks holds them; the testbench cuts
 the draws into passes and sends them as jobs, each after the result before (as a PE's
-controller will) or all back to back (so that lanes still offering one histogram's cells
-hold up the next one's rows). Each pass's result is checked against the model: the lanes used, the last of them and the node's best so far
+controller does) or all back to back (so that lanes still offering one histogram's
+cells hold up the next one's rows). Each pass's result is checked against the model: the
+lanes used, the last of them and the node's best so far
 (``sim.tb_pass_combiner.check_pass_result``). A node with a split is then partitioned by
 it: the rows going left are checked, and the children, placed in the other bank as the
 partition must place them, are grown in turn.
