@@ -12,12 +12,13 @@ node, and the tree must end where the model's does. A tree with more nodes than 
 build holds must stop with ``overflow`` after the nodes before the split that overflows.
 
 Real datasets (``datasets``: names for ``sw.data.datasets``, rank-quantised as the
-estimator does; ``dataset_trees`` trees each) grow forest-mode trees (a full bootstrap,
+estimator does; ``arrays``: codes and labels in ``.npz`` files; ``dataset_trees`` trees
+each) grow forest-mode trees (a full bootstrap,
 ``sqrt(F)`` features a split, the build's depth limit, which the model's unlimited tree
 must not reach) without stalls; each tree's cycles from its start to its last node go
 to the ``report`` with its one-pass bound (issue #25).
 
-Settings (from the runner): ``random_cases``, ``datasets``, ``dataset_trees``, ``report``,
+Settings (from the runner): ``random_cases``, ``datasets``, ``arrays``, ``dataset_trees``, ``report``,
 ``idle_probability``, ``stall_probability``.
 """
 
@@ -186,7 +187,19 @@ async def reset_in_the_middle_then_again(dut):
         await tb.check_tree(f"after reset {case}")
 
 
-@cocotb.skipif(not testbench_parameters().get("datasets"), reason="no datasets in the settings")
+def _datasets(tb):
+    """(name, codes, labels, classes) of the settings' ``datasets`` (rank-quantised to the
+    build's code width) and ``arrays`` (``{name: .npz path}``, codes and labels as given)."""
+    for name in tb.settings.get("datasets", []):
+        yield (name, *quantised_dataset(name, tb.code_bits))
+    for name, path in tb.settings.get("arrays", {}).items():
+        with np.load(path) as arrays:
+            codes, labels = arrays["codes"].astype(np.int64), arrays["labels"].astype(np.int64)
+        yield name, codes, labels, int(labels.max()) + 1
+
+
+@cocotb.skipif(not (testbench_parameters().get("datasets") or testbench_parameters().get("arrays")),
+               reason="no datasets in the settings")
 @cocotb.test()
 async def datasets_match_model(dut):
     """Forest-mode trees on real datasets, without stalls: checked node by node, timed."""
@@ -198,8 +211,7 @@ async def datasets_match_model(dut):
     tb.cycle_log = []
     await tb.begin()
     cocotb.start_soon(tb.generator())
-    for name in tb.settings.get("datasets", []):
-        codes, labels, n_classes = quantised_dataset(name, tb.code_bits)
+    for name, codes, labels, n_classes in _datasets(tb):
         n_rows, n_features = codes.shape
         params = TrainingParameters(n_classes=n_classes, max_depth=tb.max_depth, max_samples=n_rows,
                                     features_per_split=max(1, int(n_features ** 0.5)))
