@@ -22,6 +22,10 @@ the generator's stream position after the bootstrap. The PE then grows the tree:
   node that wrote them, so no node clears it; a tree's start clears it once.
 * **A split node** is partitioned by its best split into the other bank, its children's
   records (segment, class totals, depth) written at the next two ids.
+* **Read ahead.** While a split node is partitioned, the next node in the queue (if
+  any) is read and decided and, unless it is a leaf, its first pass drawn (the stream's
+  order is unchanged: the split node's rewind came before); after the split node's record
+  the PE goes on from there.
 
 Each node leaves as a record on ``nodes`` when it is done, in node order; ``last`` marks
 the tree's final node. A split that needs more node ids than ``max_nodes`` stops the tree
@@ -131,11 +135,12 @@ class HistogramPE(wiring.Component):
                      record_out.last.eq(~s.split & (s.head + 1 == s.tail)),
                      job.bank.eq(s.node.depth[0]), job.base.eq(s.node.base), job.count.eq(s.node.count),
                      job.class_counts.eq(s.node.class_counts)]
-        with m.FSM(name="histogram_pe"):
+        with m.FSM(name="histogram_pe") as fsm:
             self._start_states(m, s)
             self._draw_states(m, s)
             self._pass_states(m, s)
             self._split_states(m, s)
+            self._ahead_states(m, s)
             with m.State("Offer the node"):
                 m.d.comb += self.nodes.valid.eq(1)
                 with m.If(self.nodes.ready):
@@ -143,7 +148,17 @@ class HistogramPE(wiring.Component):
                         m.next = "Wait for a tree"
                     with m.Else():
                         m.d.sync += s.head.eq(s.head + 1)
-                        m.next = "Read the node"
+                        with m.If(s.ahead_leaf | s.ahead_drawn):    # read (and drawn) ahead
+                            m.d.sync += [s.node.eq(s.next_node), s.split.eq(0), s.ahead_leaf.eq(0),
+                                         s.ahead_drawn.eq(0)]
+                            with m.If(s.ahead_leaf):
+                                m.next = "Offer the node"
+                            with m.Else():
+                                m.next = "Gather the pass"
+                        with m.Else():
+                            m.next = "Read the node"
+        # The state register's value -> the state's name, for a testbench's profile.
+        self.controller_states = {value: name for name, value in fsm.encoding.items()}
         return m
 
     def _state(self, m):
@@ -181,7 +196,20 @@ class HistogramPE(wiring.Component):
         s.split, s.best_feature = Signal(), Signal(self.feature_bits)
         s.left = Signal(self.row_bits + 1)
         s.clear_index = Signal(range(self.features))
+        # The node whose features are being drawn (its id tags the permutation), and the
+        # next node read ahead while a split node is partitioned: a leaf, or its first
+        # pass drawn (``prefetch`` while drawing it).
+        s.draw_node = Signal(self.node_bits)
+        s.next_node = Signal(s.record)
+        s.prefetch, s.ahead_leaf, s.ahead_drawn = Signal(), Signal(), Signal()
         return s
+
+    @staticmethod
+    def _leaf(record, config):
+        """Whether a node's record makes it a leaf (``leaf_decision``)."""
+        present = Cat(*[count != 0 for count in record.class_counts])
+        return ((record.count < config.min_samples_split) | (record.count < 2) |
+                ((present & (present - 1)) == 0) | (record.depth >= config.max_depth))
 
     def _start_states(self, m, s):
         """A tree's start (the root's record), the permutation's clearing, and a node's
@@ -202,7 +230,8 @@ class HistogramPE(wiring.Component):
                              s.node_write.data.class_counts.eq(start.class_counts),
                              s.node_write.data.depth.eq(0)]
                 m.d.sync += [s.config.eq(start), s.head.eq(0), s.tail.eq(1), s.clear_index.eq(0),
-                             s.last_position.eq(start.position), self.overflow.eq(0)]
+                             s.last_position.eq(start.position), self.overflow.eq(0),
+                             s.prefetch.eq(0), s.ahead_leaf.eq(0), s.ahead_drawn.eq(0)]
                 m.next = "Clear the permutation"
         with m.State("Clear the permutation"):
             m.d.comb += [s.swap_write.addr.eq(s.clear_index), s.swap_write.data.tag.eq(self.max_nodes),
@@ -214,15 +243,35 @@ class HistogramPE(wiring.Component):
             # (the node memory's read address is the head: its record is out next cycle)
             m.next = "Decide"
         with m.State("Decide"):
-            record, config = s.node_read.data, s.config
-            present = Cat(*[count != 0 for count in record.class_counts])
-            leaf = ((record.count < config.min_samples_split) | (record.count < 2) |
-                    ((present & (present - 1)) == 0) | (record.depth >= config.max_depth))
-            m.d.sync += [s.node.eq(record), s.split.eq(0), s.position.eq(0), s.visited.eq(0), s.lane.eq(0),
-                         s.pass_index.eq(0), s.after_last.eq(s.last_position)]
-            with m.If(leaf):
+            record = s.node_read.data
+            m.d.sync += [s.node.eq(record), s.split.eq(0), *self._new_draw(s, s.head)]
+            with m.If(self._leaf(record, s.config)):
                 m.next = "Offer the node"
             with m.Else():
+                m.next = "Request a draw"
+
+    @staticmethod
+    def _new_draw(s, node):
+        """The assignments that start node ``node``'s draw."""
+        return [s.position.eq(0), s.visited.eq(0), s.lane.eq(0), s.pass_index.eq(0),
+                s.after_last.eq(s.last_position), s.draw_node.eq(node)]
+
+    def _ahead_states(self, m, s):
+        """While a split node is partitioned, the next node in the queue (when there is one)
+        is read and decided, and its first pass drawn: the draws are the ones it would make
+        after the split node's record (the stream's order is the nodes' order), and they
+        are hidden behind the partition."""
+        with m.State("Read the next node"):
+            m.d.comb += s.node_read.addr.eq(s.head + 1)
+            m.next = "Decide the next node"
+        with m.State("Decide the next node"):
+            record = s.node_read.data
+            m.d.sync += [s.next_node.eq(record), *self._new_draw(s, s.head + 1)]
+            with m.If(self._leaf(record, s.config)):
+                m.d.sync += s.ahead_leaf.eq(1)
+                m.next = "Wait for the partition"
+            with m.Else():
+                m.d.sync += s.prefetch.eq(1)
                 m.next = "Request a draw"
 
     def _draw_states(self, m, s):
@@ -242,14 +291,19 @@ class HistogramPE(wiring.Component):
                 m.next = "Swap"
         with m.State("Swap"):
             chosen, displaced = s.chosen_read.data, s.position_read.data
-            feature = Mux(chosen.tag == s.head, chosen.feature, s.chosen)
-            m.d.comb += [s.swap_write.addr.eq(s.chosen), s.swap_write.en.eq(1), s.swap_write.data.tag.eq(s.head),
-                         s.swap_write.data.feature.eq(Mux(displaced.tag == s.head, displaced.feature,
+            feature = Mux(chosen.tag == s.draw_node, chosen.feature, s.chosen)
+            m.d.comb += [s.swap_write.addr.eq(s.chosen), s.swap_write.en.eq(1),
+                         s.swap_write.data.tag.eq(s.draw_node),
+                         s.swap_write.data.feature.eq(Mux(displaced.tag == s.draw_node, displaced.feature,
                                                           s.position))]
             m.d.sync += [s.pass_features[s.lane].eq(feature), s.lane.eq(s.lane + 1),
                          s.position.eq(s.position + 1)]
             with m.If((s.lane == self.lanes - 1) | (s.position + 1 == s.config.n_features)):
-                m.next = "Gather the pass"
+                with m.If(s.prefetch):                  # the next node's first pass, drawn ahead
+                    m.d.sync += [s.prefetch.eq(0), s.ahead_drawn.eq(1)]
+                    m.next = "Wait for the partition"
+                with m.Else():
+                    m.next = "Gather the pass"
             with m.Else():
                 m.next = "Request a draw"
 
@@ -298,7 +352,10 @@ class HistogramPE(wiring.Component):
             m.d.comb += [engine.jobs.valid.eq(1), job.partition.eq(1), job.features[0].eq(s.best_feature),
                          job.threshold.eq(s.best.threshold)]
             with m.If(engine.jobs.ready):
-                m.next = "Wait for the partition"
+                with m.If(s.head + 1 != s.tail):        # another node waits: read it ahead
+                    m.next = "Read the next node"
+                with m.Else():
+                    m.next = "Wait for the partition"
         with m.State("Wait for the partition"):
             m.d.comb += engine.partitioned.ready.eq(1)
             with m.If(engine.partitioned.valid):

@@ -43,7 +43,7 @@ from sim.host.errors import AcceleratorError
 from sim.runner import BUILD_ROOT, PROJECT_ROOT, simulate
 
 __all__ = ["LIMITS", "AcceleratorError", "check_capacity", "check_job", "choose_design", "design_for",
-           "train", "train_batch", "predict", "pe_report", "PROJECT_ROOT", "BUILD_ROOT"]
+           "train", "train_batch", "predict", "pe_report", "histogram_pe_report", "PROJECT_ROOT", "BUILD_ROOT"]
 
 #: Simulator logs kept under ``$HWFOREST_BUILD_DIR/logs/`` (older ones are removed once
 #: an hour old).
@@ -332,5 +332,20 @@ def pe_report(testcase, build, testbench, *, profile=False):
         simulate("processing_element", "sim.tb_pe_profile" if profile else "sim.tb_pe",
                  parameters=build, testcase=testcase,
                  testbench={**testbench, "report": report}, seed=1)
+        with open(report) as file:
+            return json.load(file)
+
+
+def histogram_pe_report(build, arrays, trees, *, log_file=None):
+    """Grow ``trees`` forest-mode trees (forest seed 7) on each dataset of ``arrays``
+    (``{name: .npz path}`` of ``codes`` and ``labels``) on the histogram PE ``build``
+    (``sim.tb_histogram_pe``, ``datasets_match_model``: node for node against the model,
+    no stalls); return the report's records, one per tree (cycles, nodes, one-pass bound)."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        simulate("histogram_pe", "sim.tb_histogram_pe", parameters=build,
+                 testcase="datasets_match_model", log_file=log_file, seed=1,
+                 testbench={"arrays": {name: str(path) for name, path in arrays.items()},
+                            "dataset_trees": trees, "report": report})
         with open(report) as file:
             return json.load(file)

@@ -16,19 +16,22 @@ estimator does; ``arrays``: codes and labels in ``.npz`` files; ``dataset_trees`
 each) grow forest-mode trees (a full bootstrap,
 ``sqrt(F)`` features a split, the build's depth limit, which the model's unlimited tree
 must not reach) without stalls; each tree's cycles from its start to its last node go
-to the ``report`` with its one-pass bound (issue #25).
+to the ``report`` with its one-pass bound (issue #25) and the cycles it spent in each of
+the controller's states (``histogram_pe_state``'s value -> cycles; the names are
+``HistogramPE.controller_states``).
 
 Settings (from the runner): ``random_cases``, ``datasets``, ``arrays``, ``dataset_trees``, ``report``,
 ``idle_probability``, ``stall_probability``.
 """
 
+import collections
 import dataclasses
 
 import cocotb
 import numpy as np
 from amaranth.hdl import Shape
 from amaranth.lib import data
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from hw.checks import bits
@@ -211,6 +214,17 @@ async def datasets_match_model(dut):
     tb.cycle_log = []
     await tb.begin()
     cocotb.start_soon(tb.generator())
+    states, sampling = collections.Counter(), [False]
+
+    async def sample():
+        # The controller's state at every clock edge of a tree (``histogram_pe_state``).
+        while True:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            if sampling[0]:
+                states[int(dut.histogram_pe_state.value)] += 1
+
+    cocotb.start_soon(sample())
     for name, codes, labels, n_classes in _datasets(tb):
         n_rows, n_features = codes.shape
         params = TrainingParameters(n_classes=n_classes, max_depth=tb.max_depth, max_samples=n_rows,
@@ -219,13 +233,17 @@ async def datasets_match_model(dut):
             random = TreeRandom(7, tree_index)
             weights = bootstrap_weights(random, n_rows, n_rows, True)
             _, n_roots = await tb.send_dataset(codes, labels, weights)
+            states.clear()
+            sampling[0] = True
             nodes, cycles, work = await tb.grow(codes, labels, weights, n_roots, params, 7, tree_index, random,
                                                 f"{name} tree {tree_index}")
+            sampling[0] = False
             unlimited, _ = train_tree_from_histograms(codes, labels, dataclasses.replace(params, max_depth=None),
                                                       7, tree_index, tb.code_bits, tb.lanes)
             assert unlimited.n_nodes == nodes, f"{name} tree {tree_index}: the build's depth limit cut the tree"
             dut._log.info("%s tree %d: %d nodes, %d cycles (one-pass bound %d)", name, tree_index, nodes,
                           cycles, work.searched_rows)
             tb.cycle_log.append({"dataset": name, "seed": 7, "tree": tree_index, "nodes": nodes,
-                                 "cycles": cycles, "one_pass_bound": work.searched_rows, "lanes": tb.lanes})
+                                 "cycles": cycles, "one_pass_bound": work.searched_rows, "lanes": tb.lanes,
+                                 "states": dict(states)})
     tb.write_report()

@@ -67,7 +67,8 @@ from sw.methods.forest.model import TrainingParameters
 from sw.methods.forest.quantize import make_quantizer
 
 __all__ = ["CODE_BITS", "NODE_CYCLES", "DDR4_PEAK_GBPS", "RANDOM_BURST_EFFICIENCY", "BURST_BYTES",
-           "histogram_pe_cycles", "cycle_parts", "external_bytes", "todays_pe_cycles", "measure",
+           "histogram_pe_cycles", "cycle_parts", "external_bytes", "todays_pe_cycles", "raw_dataset",
+           "cpu_seconds_per_tree", "measure",
            "table", "parts_table", "plot", "main"]
 
 CODE_BITS = 8
@@ -137,7 +138,8 @@ def todays_pe_cycles(tree, n_rows, n_features, lanes):
     return cycle_model(record, lanes)
 
 
-def _dataset(name):
+def raw_dataset(name):
+    """A dataset's features and labels: a :data:`SYNTHETIC` set made here, else ``sw.data``'s."""
     if name in SYNTHETIC:
         return make_classification(**SYNTHETIC[name])
     data = load(name)
@@ -151,7 +153,7 @@ def _cpu_seconds(trainer, X, y, trees):
     return time.process_time() - started
 
 
-def _cpu_seconds_per_tree(trainer, X, y, counts):
+def cpu_seconds_per_tree(trainer, X, y, counts):
     """CPU seconds per tree of one core: the slope between fits of ``counts`` (fewer, more)
     trees, so that a fit's fixed cost (oneDAL bins every feature first) is not spread over
     the trees."""
@@ -161,7 +163,7 @@ def _cpu_seconds_per_tree(trainer, X, y, counts):
 
 def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
     """One dataset's row of the table (a dict)."""
-    X, y = _dataset(name)
+    X, y = raw_dataset(name)
     labels = np.unique(y, return_inverse=True)[1]
     codes = make_quantizer("rank", CODE_BITS).fit_transform(X)
     n_rows, n_features = codes.shape
@@ -181,7 +183,7 @@ def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
             f"{row_major[-1] / 1e6:.1f} / {feature_major[-1] / 1e6:.1f} MB, today's PE {today[-1]:,}",
             flush=True)
     parts = {key: statistics.mean(part[key] for part in tree_parts) for key in tree_parts[0]}
-    cpu = {key: _cpu_seconds_per_tree(key, X, y, cpu_trees) for key in CPU_FORESTS}
+    cpu = {key: cpu_seconds_per_tree(key, X, y, cpu_trees) for key in CPU_FORESTS}
     bandwidth = DDR4_PEAK_GBPS * 1e9 * RANDOM_BURST_EFFICIENCY
     return {
         "dataset": name, "rows": n_rows, "features": n_features, "classes": params.n_classes,
