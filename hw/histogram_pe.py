@@ -22,10 +22,12 @@ the generator's stream position after the bootstrap. The PE then grows the tree:
   node that wrote them, so no node clears it; a tree's start clears it once.
 * **A split node** is partitioned by its best split into the other bank, its children's
   records (segment, class totals, depth) written at the next two ids.
-* **Read ahead.** While a split node is partitioned, the next node in the queue (if
-  any) is read and decided and, unless it is a leaf, its first pass drawn (the stream's
-  order is unchanged: the split node's rewind came before); after the split node's record
-  the PE goes on from there.
+* **Searched ahead.** Before a split node is partitioned, the next node to search in the
+  queue (past at most ``AHEAD_LEAVES`` leaves; none if the split's children leave no
+  room) has its first pass drawn (the stream's order is unchanged: the split node's
+  rewind came before, leaves draw nothing) and sent to the engine ahead of the partition,
+  so the lanes scan it while the row gather partitions; when the head reaches it, it
+  goes straight to its pass's result.
 
 Each node leaves as a record on ``nodes`` when it is done, in node order; ``last`` marks
 the tree's final node. A split that needs more node ids than ``max_nodes`` stops the tree
@@ -48,10 +50,13 @@ from amaranth.lib.wiring import In, Out
 from hw.checks import bits, check_integer, refuse_construction
 from hw.pass_engine import PassEngine
 
-__all__ = ["HistogramPE", "start_layout", "node_record_layout", "POSITION_BITS"]
+__all__ = ["HistogramPE", "start_layout", "node_record_layout", "POSITION_BITS", "AHEAD_LEAVES"]
 
 #: Width of a generator stream position (its counter).
 POSITION_BITS = 32
+#: Leaves the read-ahead passes over to find the next node to search (each costs two
+#: cycles before the split node's partition is sent).
+AHEAD_LEAVES = 7
 
 
 def start_layout(classes, count_bits, row_bits, feature_bits, depth_bits):
@@ -148,13 +153,10 @@ class HistogramPE(wiring.Component):
                         m.next = "Wait for a tree"
                     with m.Else():
                         m.d.sync += s.head.eq(s.head + 1)
-                        with m.If(s.ahead_leaf | s.ahead_drawn):    # read (and drawn) ahead
-                            m.d.sync += [s.node.eq(s.next_node), s.split.eq(0), s.ahead_leaf.eq(0),
-                                         s.ahead_drawn.eq(0)]
-                            with m.If(s.ahead_leaf):
-                                m.next = "Offer the node"
-                            with m.Else():
-                                m.next = "Gather the pass"
+                        with m.If(s.ahead_drawn & (s.head + 1 == s.ahead_id)):
+                            # the node drawn ahead: its first pass is on the engine
+                            m.d.sync += [s.node.eq(s.next_node), s.split.eq(0), s.ahead_drawn.eq(0)]
+                            m.next = "Wait for the pass"
                         with m.Else():
                             m.next = "Read the node"
         # The state register's value -> the state's name, for a testbench's profile.
@@ -200,8 +202,9 @@ class HistogramPE(wiring.Component):
         # next node read ahead while a split node is partitioned: a leaf, or its first
         # pass drawn (``prefetch`` while drawing it).
         s.draw_node = Signal(self.node_bits)
-        s.next_node = Signal(s.record)
-        s.prefetch, s.ahead_leaf, s.ahead_drawn = Signal(), Signal(), Signal()
+        s.next_node, s.ahead_id = Signal(s.record), Signal(self.node_bits)
+        s.prefetch, s.ahead_drawn = Signal(), Signal()
+        s.leaves_passed = Signal(range(AHEAD_LEAVES + 1))
         return s
 
     @staticmethod
@@ -231,7 +234,7 @@ class HistogramPE(wiring.Component):
                              s.node_write.data.depth.eq(0)]
                 m.d.sync += [s.config.eq(start), s.head.eq(0), s.tail.eq(1), s.clear_index.eq(0),
                              s.last_position.eq(start.position), self.overflow.eq(0),
-                             s.prefetch.eq(0), s.ahead_leaf.eq(0), s.ahead_drawn.eq(0)]
+                             s.prefetch.eq(0), s.ahead_drawn.eq(0)]
                 m.next = "Clear the permutation"
         with m.State("Clear the permutation"):
             m.d.comb += [s.swap_write.addr.eq(s.clear_index), s.swap_write.data.tag.eq(self.max_nodes),
@@ -244,7 +247,9 @@ class HistogramPE(wiring.Component):
             m.next = "Decide"
         with m.State("Decide"):
             record = s.node_read.data
-            m.d.sync += [s.node.eq(record), s.split.eq(0), *self._new_draw(s, s.head)]
+            m.d.sync += [s.node.eq(record), s.split.eq(0)]
+            with m.If(~s.ahead_drawn):         # (a leaf before the node drawn ahead keeps its draw)
+                m.d.sync += self._new_draw(s, s.head)
             with m.If(self._leaf(record, s.config)):
                 m.next = "Offer the node"
             with m.Else():
@@ -257,22 +262,43 @@ class HistogramPE(wiring.Component):
                 s.after_last.eq(s.last_position), s.draw_node.eq(node)]
 
     def _ahead_states(self, m, s):
-        """While a split node is partitioned, the next node in the queue (when there is one)
-        is read and decided, and its first pass drawn: the draws are the ones it would make
-        after the split node's record (the stream's order is the nodes' order), and they
-        are hidden behind the partition."""
+        """Before a split node is partitioned, the next node to search in the queue (past
+        at most :data:`AHEAD_LEAVES` leaves; none when the split's children leave no room)
+        is read and decided, and its first pass drawn and sent: the draws are the ones it
+        would make after the split node's record (the stream's order is the nodes' order:
+        leaves draw nothing), and its pass is gathered before the partition, so the lanes
+        scan it while the row gather partitions. The two touch different segments (a
+        node's children take its own segment)."""
         with m.State("Read the next node"):
-            m.d.comb += s.node_read.addr.eq(s.head + 1)
+            m.d.comb += s.node_read.addr.eq(s.ahead_id)
             m.next = "Decide the next node"
         with m.State("Decide the next node"):
             record = s.node_read.data
-            m.d.sync += [s.next_node.eq(record), *self._new_draw(s, s.head + 1)]
+            m.d.sync += [s.next_node.eq(record), *self._new_draw(s, s.ahead_id)]
             with m.If(self._leaf(record, s.config)):
-                m.d.sync += s.ahead_leaf.eq(1)
-                m.next = "Wait for the partition"
+                with m.If((s.ahead_id + 1 != s.tail) & (s.leaves_passed != AHEAD_LEAVES)):
+                    m.d.sync += [s.ahead_id.eq(s.ahead_id + 1), s.leaves_passed.eq(s.leaves_passed + 1)]
+                    m.next = "Read the next node"
+                with m.Else():
+                    m.next = "Partition"
             with m.Else():
                 m.d.sync += s.prefetch.eq(1)
                 m.next = "Request a draw"
+        with m.State("Gather the next pass"):
+            job, ahead = self._engine.jobs.payload, s.next_node
+            self._pass_job(m, s)
+            m.d.comb += [job.bank.eq(ahead.depth[0]), job.base.eq(ahead.base), job.count.eq(ahead.count),
+                         job.class_counts.eq(ahead.class_counts)]
+            with m.If(self._engine.jobs.ready):
+                m.d.sync += [s.prefetch.eq(0), s.ahead_drawn.eq(1)]
+                m.next = "Partition"
+
+    def _pass_job(self, m, s):
+        """Offer the pass drawn (its segment is set by the state)."""
+        job, still = self._engine.jobs.payload, s.config.features_per_split - s.visited
+        m.d.comb += [self._engine.jobs.valid.eq(1), job.partition.eq(0), job.features.eq(s.pass_features),
+                     job.drawn.eq((1 << s.lane) - 1), job.first.eq(s.pass_index == 0),
+                     job.needed.eq(Mux(still < self.lanes, still, self.lanes))]
 
     def _draw_states(self, m, s):
         """One feature drawn from the generator into the permutation, a lane at a time."""
@@ -300,8 +326,7 @@ class HistogramPE(wiring.Component):
                          s.position.eq(s.position + 1)]
             with m.If((s.lane == self.lanes - 1) | (s.position + 1 == s.config.n_features)):
                 with m.If(s.prefetch):                  # the next node's first pass, drawn ahead
-                    m.d.sync += [s.prefetch.eq(0), s.ahead_drawn.eq(1)]
-                    m.next = "Wait for the partition"
+                    m.next = "Gather the next pass"
                 with m.Else():
                     m.next = "Gather the pass"
             with m.Else():
@@ -312,10 +337,7 @@ class HistogramPE(wiring.Component):
         the node's last pass."""
         engine, config, lanes = self._engine, s.config, self.lanes
         with m.State("Gather the pass"):
-            job, still = engine.jobs.payload, config.features_per_split - s.visited
-            m.d.comb += [engine.jobs.valid.eq(1), job.partition.eq(0), job.features.eq(s.pass_features),
-                         job.drawn.eq((1 << s.lane) - 1), job.first.eq(s.pass_index == 0),
-                         job.needed.eq(Mux(still < lanes, still, lanes))]
+            self._pass_job(m, s)
             with m.If(engine.jobs.ready):
                 m.next = "Wait for the pass"
         with m.State("Wait for the pass"):
@@ -339,7 +361,11 @@ class HistogramPE(wiring.Component):
                          self.rewinds.payload.position.eq(s.after_last)]
             with m.If(~self.rewinds.valid | self.rewinds.ready):
                 m.d.sync += s.last_position.eq(s.after_last)
-                with m.If(s.split):
+                # Another node waits and the split's children leave room for it: read it ahead.
+                with m.If(s.split & (s.head + 1 != s.tail) & (s.tail + 2 <= self.max_nodes)):
+                    m.d.sync += [s.ahead_id.eq(s.head + 1), s.leaves_passed.eq(0)]
+                    m.next = "Read the next node"
+                with m.Elif(s.split):
                     m.next = "Partition"
                 with m.Else():
                     m.next = "Offer the node"
@@ -352,10 +378,7 @@ class HistogramPE(wiring.Component):
             m.d.comb += [engine.jobs.valid.eq(1), job.partition.eq(1), job.features[0].eq(s.best_feature),
                          job.threshold.eq(s.best.threshold)]
             with m.If(engine.jobs.ready):
-                with m.If(s.head + 1 != s.tail):        # another node waits: read it ahead
-                    m.next = "Read the next node"
-                with m.Else():
-                    m.next = "Wait for the partition"
+                m.next = "Wait for the partition"
         with m.State("Wait for the partition"):
             m.d.comb += engine.partitioned.ready.eq(1)
             with m.If(engine.partitioned.valid):

@@ -10,6 +10,10 @@ from sim.runner import simulate
 @pytest.mark.parametrize("parameters, seed", [
     ({"max_rows": 40, "features": 6, "lanes": 3, "code_bits": 3, "classes": 3, "count_bits": 7,
       "pass_bits": 2, "max_nodes": 63, "max_depth": 12}, 101),
+    # Two lanes for up to 8 features: most nodes take several passes, so the node drawn
+    # ahead of a partition often comes after leaves and goes on drawing.
+    ({"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 3, "classes": 3, "count_bits": 9,
+      "pass_bits": 2, "max_nodes": 255, "max_depth": 16}, 104),
     # One lane, two classes; a node memory too small for some trees (overflow).
     ({"max_rows": 24, "features": 4, "lanes": 1, "code_bits": 2, "classes": 2, "count_bits": 6,
       "pass_bits": 2, "max_nodes": 9, "max_depth": 6}, 102),
