@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench outofcore accuracy metric elm mnist baselines test test-long clean distclean
+.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench outofcore histpe accuracy metric elm mnist baselines test test-long clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -110,6 +110,15 @@ bench: $(STAMP) ## cycles per tree vs the cycle model, speed-up limits, sim spee
 outofcore: $(STAMP) ## the out-of-core plan's cost model (its PE built on chip, not from DDR4) and its 8-bit accuracy: results/out_of_core.{md,png}, results/eight_bit_codes.md
 	$(VPY) -m sw.experiments.out_of_core $(if $(DATASETS),--datasets $(DATASETS))
 	$(VPY) -m sw.experiments.eight_bit_codes
+
+# The histogram PE (the out-of-core plan's PE, its dataset on the chip) in Verilator: trees
+# of random20k and isolet on builds sized to them, and of the thesis datasets on the
+# build that holds them, node for node as the model, with the cost model, the one-pass
+# bound, oneDAL and where the cycles go (~45 min: the large builds compile for minutes).
+THESIS_SETS := iris sonar ctg cmc wine breast_cancer_coimbra heart_failure breast_cancer_wisconsin
+histpe: $(STAMP) ## random20k, isolet and the thesis datasets on the simulated histogram PE: results/histogram_pe_{trees,thesis}.{md,png}
+	$(VPY) -m sw.experiments.histogram_pe_trees
+	$(VPY) -m sw.experiments.histogram_pe_trees --datasets $(THESIS_SETS) --trees 3 --build histogram_pe_datasets --out results/histogram_pe_thesis.md
 
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
 accuracy: $(STAMP) ## model vs scikit-learn accuracy, 5-fold CV x 3 seeds: results/accuracy_*.md
