@@ -207,10 +207,7 @@ def _datasets(tb):
 async def datasets_match_model(dut):
     """Forest-mode trees on real datasets, without stalls: checked node by node, timed."""
     tb = HistogramPETestbench(dut)
-    for driver in tb.sources:
-        driver.idle_probability = 0.0
-    for driver in tb.sinks:
-        driver.stall_probability = 0.0
+    tb.without_stalls()
     tb.cycle_log = []
     await tb.begin()
     cocotb.start_soon(tb.generator())

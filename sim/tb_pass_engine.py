@@ -92,14 +92,7 @@ class PassEngineTestbench(DatasetLoader):
         goes_left = codes[rows, split.feature] <= split.threshold_code
         self.partitioned.clear()
         self.job(bank, base, count, [split.feature], split.threshold_code, partition=1)
-        await self.wait_until(lambda: self.partitioned.received, 20 * count + 100, label)
-        left = int(np.count_nonzero(goes_left))
-        assert self.partitioned.received[0]["left"] == left, \
-            f"{label}: {self.partitioned.received[0]['left']} rows left, expected {left}"
-        other = banks[1 - bank]
-        other[base:base + left] = rows[goes_left]
-        other[base + left:base + count] = rows[~goes_left][::-1]
-        return left, count - left
+        return await self.check_partitioned(banks, bank, base, goes_left, label)
 
     async def grow(self, case, n_roots, label, nodes):
         """Search nodes from the root in a random order, partitioning those with a split."""
@@ -152,10 +145,7 @@ async def pass_cycles_without_stalls(dut):
     cells takes n + c + ``pass_overhead_cycles(splits)`` cycles from the job to its result,
     at most and within 4 cycles (the out-of-core cost model prices passes with it)."""
     tb = PassEngineTestbench(dut)
-    for driver in tb.sources:
-        driver.idle_probability = 0.0
-    for driver in tb.sinks:
-        driver.stall_probability = 0.0
+    tb.without_stalls()
     await tb.begin()
     codes, labels, weights, banks, n_roots = await tb.load(total_below=1 << tb.count_bits)
     rows = banks[0][:n_roots]

@@ -39,6 +39,22 @@ class DatasetLoader(StreamTestbench):
                                                                 "weight": self.weight_bits}))
         self.roots = self.source("roots", data.StructLayout({"row": self.row_bits, "last": 1}))
 
+    async def check_partitioned(self, banks, bank, base, goes_left, label):
+        """Wait for the partition of a node's segment (its job sent), check the rows it
+        sends left against ``goes_left`` (one per row of the segment) and move the
+        testbench's copy of the banks as the row gather does (left upwards from ``base``,
+        right downwards from the segment's end); returns the children's counts."""
+        count = len(goes_left)
+        rows = banks[bank][base:base + count]
+        await self.wait_until(lambda: self.partitioned.received, 20 * count + 100, label)
+        left = int(np.count_nonzero(goes_left))
+        assert self.partitioned.received[0]["left"] == left, \
+            f"{label}: {self.partitioned.received[0]['left']} rows left, expected {left}"
+        other = banks[1 - bank]
+        other[base:base + left] = rows[goes_left]
+        other[base + left:base + count] = rows[~goes_left][::-1]
+        return left, count - left
+
     async def load(self, total_below=None, weighting=None):
         """A random dataset, weights and root list; returns them and the banks' model.
         With ``total_below``, the weights sum below it (rows dropped from the bag or
@@ -118,14 +134,7 @@ class RowGatherTestbench(DatasetLoader):
         goes_left = values <= threshold
         self.partitioned.clear()
         self.job(1, bank, base, count, [feature] + [0] * (self.lanes - 1), threshold)
-        await self.wait_until(lambda: self.partitioned.received, 20 * count + 100, label)
-        left = int(np.count_nonzero(goes_left))
-        assert self.partitioned.received[0]["left"] == left, \
-            f"{label}: {self.partitioned.received[0]['left']} rows left, expected {left}"
-        other = banks[1 - bank]
-        other[base:base + left] = rows[goes_left]
-        other[base + left:base + count] = rows[~goes_left][::-1]
-        return left, count - left
+        return await self.check_partitioned(banks, bank, base, goes_left, label)
 
     async def grow(self, case, n_roots, label, nodes=12):
         """Gather and partition nodes depth-first from the root, up to ``nodes`` of them."""
@@ -158,10 +167,7 @@ async def random_trees_match_model(dut):
 async def cycles_without_stalls(dut):
     """A gather of ``count`` rows takes ``count`` cycles and the pipeline's few."""
     tb = RowGatherTestbench(dut)
-    for driver in tb.sources:
-        driver.idle_probability = 0.0
-    for driver in tb.sinks:
-        driver.stall_probability = 0.0
+    tb.without_stalls()
     await tb.begin()
     codes, labels, weights, banks, n_roots = await tb.load()
     started = get_sim_time("ns")

@@ -211,10 +211,7 @@ async def abandoned_prologue_is_not_restarted(dut):
     sim.coverage.proofs); both trees must match the model."""
     tb = PETestbench(dut)
     await tb.begin()
-    for driver in tb.sources:
-        driver.idle_probability = 0.0
-    for driver in tb.sinks:
-        driver.stall_probability = 0.0
+    tb.without_stalls()
     seen = []
     watcher = cocotb.start_soon(_watch_prologue(tb, "Draw the tree's feature", "Draw the bootstrap", seen))
     await _leaf_over_sparse_then_sparse(tb, 4)

@@ -54,6 +54,13 @@ class StreamTestbench:
         self.sinks.append(driver)
         return driver
 
+    def without_stalls(self):
+        """No idle cycles on any source and no stalls on any sink (for timed runs)."""
+        for driver in self.sources:
+            driver.idle_probability = 0.0
+        for driver in self.sinks:
+            driver.stall_probability = 0.0
+
     async def begin(self):
         """Start the clock and the drivers, then reset the design."""
         Clock(self.dut.clk, CLOCK_PERIOD_NS, unit="ns", impl=CLOCK_IMPL).start()
