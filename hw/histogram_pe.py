@@ -179,7 +179,7 @@ class HistogramPE(wiring.Component):
         s.swap_write = permutation.write_port()
         s.chosen_read, s.position_read = permutation.read_port(), permutation.read_port()
 
-        s.config = Signal.like(self.start.payload)
+        s.config = Signal.like(self.start.payload, name="config")
         # The node taken and the next id to give (at most ``max_nodes``).
         s.head, s.tail = Signal(self.node_bits, name="head"), Signal(self.node_bits + 1, name="tail")
         s.node = Signal(s.record)
@@ -187,8 +187,8 @@ class HistogramPE(wiring.Component):
         # The node's draw: the permutation's position, the features visited, the pass's
         # lanes drawn, their features and the stream positions after their draws, the
         # position after the last used draw and after the last draw made.
-        s.position, s.visited = Signal(self.feature_bits + 1), Signal(self.feature_bits + 1)
-        s.lane, s.pass_index = Signal(range(self.lanes + 1)), Signal(self.pass_bits)
+        s.position, s.visited = Signal(self.feature_bits + 1, name="draw_position"), Signal(self.feature_bits + 1)
+        s.lane, s.pass_index = Signal(range(self.lanes + 1), name="lane"), Signal(self.pass_bits)
         s.chosen = Signal(self.feature_bits)
         s.pass_features = Signal(data.ArrayLayout(self.feature_bits, self.lanes))
         s.pass_positions = Signal(data.ArrayLayout(POSITION_BITS, self.lanes))
@@ -205,6 +205,16 @@ class HistogramPE(wiring.Component):
         s.next_node, s.ahead_id = Signal(s.record), Signal(self.node_bits)
         s.prefetch, s.ahead_drawn = Signal(), Signal()
         s.leaves_passed = Signal(range(AHEAD_LEAVES + 1))
+        # A pass's draws are requested ahead of their takes: the requests made in this pass
+        # and the stream position (in the permutation) of the next request.
+        s.requested = Signal(range(self.lanes + 1), name="requested")
+        s.request_position = Signal(self.feature_bits + 1, name="request_position")
+        s.drawing = Signal()
+        m.d.comb += [self.draw_requests.valid.eq(s.drawing & (s.requested != self.lanes) &
+                                                 (s.request_position != s.config.n_features)),
+                     self.draw_requests.payload.bound.eq(s.config.n_features - s.request_position)]
+        with m.If(self.draw_requests.valid & self.draw_requests.ready):
+            m.d.sync += [s.requested.eq(s.requested + 1), s.request_position.eq(s.request_position + 1)]
         return s
 
     @staticmethod
@@ -233,6 +243,7 @@ class HistogramPE(wiring.Component):
                              s.node_write.data.class_counts.eq(start.class_counts),
                              s.node_write.data.depth.eq(0)]
                 m.d.sync += [s.config.eq(start), s.head.eq(0), s.tail.eq(1), s.clear_index.eq(0),
+                             *self._new_draw(s, 0),
                              s.last_position.eq(start.position), self.overflow.eq(0),
                              s.prefetch.eq(0), s.ahead_drawn.eq(0)]
                 m.next = "Clear the permutation"
@@ -253,13 +264,14 @@ class HistogramPE(wiring.Component):
             with m.If(self._leaf(record, s.config)):
                 m.next = "Offer the node"
             with m.Else():
-                m.next = "Request a draw"
+                m.next = "Take the draw"
 
     @staticmethod
     def _new_draw(s, node):
-        """The assignments that start node ``node``'s draw."""
+        """The assignments that start node ``node``'s draw (and its first pass's)."""
         return [s.position.eq(0), s.visited.eq(0), s.lane.eq(0), s.pass_index.eq(0),
-                s.after_last.eq(s.last_position), s.draw_node.eq(node)]
+                s.after_last.eq(s.last_position), s.draw_node.eq(node),
+                s.requested.eq(0), s.request_position.eq(0)]
 
     def _ahead_states(self, m, s):
         """Before a split node is partitioned, the next node to search in the queue (past
@@ -283,7 +295,7 @@ class HistogramPE(wiring.Component):
                     m.next = "Partition"
             with m.Else():
                 m.d.sync += s.prefetch.eq(1)
-                m.next = "Request a draw"
+                m.next = "Take the draw"
         with m.State("Gather the next pass"):
             job, ahead = self._engine.jobs.payload, s.next_node
             self._pass_job(m, s)
@@ -301,21 +313,22 @@ class HistogramPE(wiring.Component):
                      job.needed.eq(Mux(still < self.lanes, still, self.lanes))]
 
     def _draw_states(self, m, s):
-        """One feature drawn from the generator into the permutation, a lane at a time."""
-        with m.State("Request a draw"):
-            m.d.comb += [self.draw_requests.valid.eq(1),
-                         self.draw_requests.payload.bound.eq(s.config.n_features - s.position)]
-            with m.If(self.draw_requests.ready):
-                m.next = "Take the draw"
+        """A pass's features drawn from the generator into the permutation, a lane at a
+        time: its draws (``lanes``, or the features left) are requested as fast as the
+        generator takes them, each bounded by the features left at its position, while
+        they are taken and swapped in order, two cycles each."""
         with m.State("Take the draw"):
+            m.d.comb += s.drawing.eq(1)
             draw = self.draws.payload
-            m.d.comb += [self.draws.ready.eq(1), s.chosen_read.addr.eq(draw.value + s.position),
+            # (only a draw whose request was taken: the pass ends with no request pending)
+            m.d.comb += [self.draws.ready.eq(s.lane < s.requested), s.chosen_read.addr.eq(draw.value + s.position),
                          s.position_read.addr.eq(s.position)]
-            with m.If(self.draws.valid):
+            with m.If(self.draws.valid & self.draws.ready):
                 m.d.sync += [s.chosen.eq(draw.value + s.position), s.last_position.eq(draw.position),
                              s.pass_positions[s.lane].eq(draw.position)]
                 m.next = "Swap"
         with m.State("Swap"):
+            m.d.comb += s.drawing.eq(1)
             chosen, displaced = s.chosen_read.data, s.position_read.data
             feature = Mux(chosen.tag == s.draw_node, chosen.feature, s.chosen)
             m.d.comb += [s.swap_write.addr.eq(s.chosen), s.swap_write.en.eq(1),
@@ -330,7 +343,7 @@ class HistogramPE(wiring.Component):
                 with m.Else():
                     m.next = "Gather the pass"
             with m.Else():
-                m.next = "Request a draw"
+                m.next = "Take the draw"
 
     def _pass_states(self, m, s):
         """The pass gathered on the engine, its result, and the generator's rewind after
@@ -345,14 +358,15 @@ class HistogramPE(wiring.Component):
             m.d.comb += engine.results.ready.eq(1)
             with m.If(engine.results.valid):
                 m.d.sync += [s.visited.eq(s.visited + result.used), s.pass_index.eq(s.pass_index + 1),
-                             s.lane.eq(0), s.best.eq(result.split), s.split.eq(result.found)]
+                             s.lane.eq(0), s.best.eq(result.split), s.split.eq(result.found),
+                             s.requested.eq(0), s.request_position.eq(s.position)]
                 with m.If(result.used != 0):
                     m.d.sync += s.after_last.eq(s.pass_positions[result.last_used])
                 with m.If(result.found & (result.pass_index == s.pass_index)):
                     m.d.sync += s.best_feature.eq(s.pass_features[result.lane])
                 with m.If((s.visited + result.used < config.features_per_split) &
                           (s.position < config.n_features)):
-                    m.next = "Request a draw"
+                    m.next = "Take the draw"
                 with m.Else():
                     m.next = "Rewind"
         with m.State("Rewind"):

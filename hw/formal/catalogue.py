@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from hw.designs import DESIGNS, component
 from hw.formal.harness import CHECKS, KINDS, FormalHarness
-from hw.formal.invariants import (partition_invariants, pe_invariants, sorter_invariants,
+from hw.formal.invariants import (histogram_pe_invariants, partition_invariants, pe_invariants, sorter_invariants,
                                   trainer_invariants)
 from hw.formal.properties import stream_ports
 
@@ -98,7 +98,7 @@ FORMAL = {
                                 "count_bits": 2, "pass_bits": 1}, quick=True),
     "histogram_pe": FormalBuild({"max_rows": 4, "features": 2, "lanes": 2, "code_bits": 1, "classes": 2,
                                  "count_bits": 3, "pass_bits": 1, "max_nodes": 3, "max_depth": 1},
-                                quick=True),
+                                invariants=histogram_pe_invariants(), quick=True),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                    "address_bits": 3, "max_segment": 3},
                                   invariants=partition_invariants(), quick=True),

@@ -14,8 +14,8 @@ from amaranth.lib import data
 
 from hw.pe.read_address import ADDRESS_SELECTS
 
-__all__ = ["in_states", "sorter_invariants", "partition_invariants", "pe_invariants",
-           "trainer_invariants"]
+__all__ = ["in_states", "sorter_invariants", "partition_invariants", "histogram_pe_invariants",
+           "pe_invariants", "trainer_invariants"]
 
 
 def in_states(signal, *names):
@@ -57,6 +57,20 @@ def partition_invariants():
         # One entry held: it is the oldest (a write fills the other).
         "the write buffer's one entry is its oldest": lambda s: (
             ~(s["held0_valid"] ^ s["held1_valid"]) | Mux(s["oldest"], s["held1_valid"], s["held0_valid"])),
+    }
+
+
+def histogram_pe_invariants():
+    """A pass's draws: requested ahead of their takes, never past the pass's end."""
+    n_features = lambda s: data.View(s.component.start.payload.shape(), s["config"]).n_features
+    return {
+        "taken <= requested <= lanes; requests' position - position = requested - taken":
+            lambda s: (s["lane"] <= s["requested"]) & (s["requested"] <= s.component.lanes)
+            & (s["request_position"] + s["lane"] == s["draw_position"] + s["requested"]),
+        "position <= the next request's position <= the tree's features":
+            lambda s: (s["draw_position"] <= s["request_position"]) & (s["request_position"] <= n_features(s)),
+        "a draw being swapped was requested":
+            lambda s: ~in_states(s["histogram_pe_state"], "Swap") | (s["lane"] < s["requested"]),
     }
 
 

@@ -49,7 +49,7 @@ FOREST_SEED = 7
 DEFAULT_DATASETS = ("random20k", "isolet")
 #: The controller's states (``HistogramPE.controller_states``) grouped by what they wait for.
 STATE_GROUPS = {
-    "draws": ("Request a draw", "Take the draw", "Swap"),
+    "draws": ("Take the draw", "Swap"),
     "gather passes": ("Gather the pass", "Wait for the pass", "Gather the next pass"),
     "partitions": ("Partition", "Wait for the partition"),
     "node records": ("Read the node", "Decide", "Rewind", "Offer the node", "Write the left child",
