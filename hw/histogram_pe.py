@@ -348,7 +348,7 @@ class HistogramPE(wiring.Component):
     def _pass_states(self, m, s):
         """The pass gathered on the engine, its result, and the generator's rewind after
         the node's last pass."""
-        engine, config, lanes = self._engine, s.config, self.lanes
+        engine, config = self._engine, s.config
         with m.State("Gather the pass"):
             self._pass_job(m, s)
             with m.If(engine.jobs.ready):

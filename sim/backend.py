@@ -323,17 +323,23 @@ def _check_forest(trees, codes, design):
                          f"code_bits = {capacity.code_bits}")
 
 
+def _reported(design, module, build, testcase, testbench, log_file=None):
+    """Run one cocotb test of ``design`` at ``build`` (seed 1) with the ``testbench``
+    settings; return the JSON report the testbench writes."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        simulate(design, module, parameters=build, testcase=testcase, log_file=log_file, seed=1,
+                 testbench={**testbench, "report": report})
+        with open(report) as file:
+            return json.load(file)
+
+
 def pe_report(testcase, build, testbench, *, profile=False):
     """Run one cocotb test of the processing element ``build`` (``sim.tb_pe``, or
     ``sim.tb_pe_profile`` with ``profile``) with the ``testbench`` settings; return the
     JSON report the testbench writes (the measurements of ``sw.experiments.pe_cycles``)."""
-    with tempfile.TemporaryDirectory() as folder:
-        report = os.path.join(folder, "report.json")
-        simulate("processing_element", "sim.tb_pe_profile" if profile else "sim.tb_pe",
-                 parameters=build, testcase=testcase,
-                 testbench={**testbench, "report": report}, seed=1)
-        with open(report) as file:
-            return json.load(file)
+    return _reported("processing_element", "sim.tb_pe_profile" if profile else "sim.tb_pe", build, testcase,
+                     testbench)
 
 
 def histogram_pe_report(build, arrays, trees, *, log_file=None):
@@ -341,11 +347,6 @@ def histogram_pe_report(build, arrays, trees, *, log_file=None):
     (``{name: .npz path}`` of ``codes`` and ``labels``) on the histogram PE ``build``
     (``sim.tb_histogram_pe``, ``datasets_match_model``: node for node against the model,
     no stalls); return the report's records, one per tree (cycles, nodes, one-pass bound)."""
-    with tempfile.TemporaryDirectory() as folder:
-        report = os.path.join(folder, "report.json")
-        simulate("histogram_pe", "sim.tb_histogram_pe", parameters=build,
-                 testcase="datasets_match_model", log_file=log_file, seed=1,
-                 testbench={"arrays": {name: str(path) for name, path in arrays.items()},
-                            "dataset_trees": trees, "report": report})
-        with open(report) as file:
-            return json.load(file)
+    return _reported("histogram_pe", "sim.tb_histogram_pe", build, "datasets_match_model",
+                     {"arrays": {name: str(path) for name, path in arrays.items()}, "dataset_trees": trees},
+                     log_file)

@@ -34,14 +34,12 @@ import numpy as np
 from hw.checks import bits
 from hw.flows.fmax_record import proxy_clock
 from sim import backend
-from sw.experiments.out_of_core import (CODE_BITS, cpu_seconds_per_tree, histogram_pe_cycles,
-                                        raw_dataset)
+from sw.experiments.out_of_core import (CODE_BITS, coded, cpu_seconds_per_tree, forest_parameters,
+                                        histogram_pe_cycles, raw_dataset)
 from sw.experiments.report import pyplot, save_plot
 from sw.methods.forest.histogram import train_tree_from_histograms
-from sw.methods.forest.model import TrainingParameters
-from sw.methods.forest.quantize import make_quantizer
 
-__all__ = ["FOREST_SEED", "STATE_GROUPS", "quantised", "model_trees", "build_for", "state_names",
+__all__ = ["FOREST_SEED", "STATE_GROUPS", "model_trees", "build_for", "state_names",
            "measure", "table", "profile_table", "plot", "main"]
 
 #: The forest seed the testbench grows its dataset trees with (``sim.tb_histogram_pe``).
@@ -58,19 +56,10 @@ STATE_GROUPS = {
 }
 
 
-def quantised(name):
-    """``(codes, labels)`` of dataset ``name`` at :data:`CODE_BITS` bits, labels 0..k-1."""
-    X, y = raw_dataset(name)
-    labels = np.unique(y, return_inverse=True)[1]
-    return make_quantizer("rank", CODE_BITS).fit_transform(X), labels
-
-
 def model_trees(codes, labels, trees, lanes):
     """The golden model's trees ``0..trees-1`` (forest seed :data:`FOREST_SEED`, no depth
     limit) and their work, as the PE's lanes draw: ``[(tree, work)]``."""
-    n_rows, n_features = codes.shape
-    params = TrainingParameters(n_classes=int(labels.max()) + 1, max_samples=n_rows,
-                                features_per_split=max(1, int(n_features ** 0.5)))
+    params = forest_parameters(codes, labels)
     return [train_tree_from_histograms(codes, labels, params, FOREST_SEED, index, CODE_BITS, lanes)
             for index in range(trees)]
 
@@ -123,26 +112,25 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     """One dataset's row: the simulated trees' cycles, the model's price, bound and CPU;
     on ``build`` (parameters, e.g. a named build's, with its own lanes) if given, else on
     one sized to the dataset."""
-    codes, labels = quantised(name)
+    X, y = raw_dataset(name)
+    codes, labels = coded(X, y)
     lanes = build["lanes"] if build else lanes
     grown = model_trees(codes, labels, trees, lanes)
     needed = build_for(codes, labels, grown, lanes)
     if build:
         _holds(build, needed, name)
     build = build or needed
-    log(f"{name}: {codes.shape[0]:,} x {codes.shape[1]} codes, {build['classes']} classes; build "
-        f"{build}; simulating {trees} tree(s) (a new shape builds for minutes; "
-        f"log: {backend.BUILD_ROOT / 'logs' / f'histogram_pe_trees_{name}.log'})", flush=True)
+    log_file = backend.BUILD_ROOT / "logs" / f"histogram_pe_trees_{name}.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log(f"{name}: {codes.shape[0]:,} x {codes.shape[1]} codes, {needed['classes']} classes; build "
+        f"{build}; simulating {trees} tree(s) (a new shape builds for minutes; log: {log_file})", flush=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         path = Path(scratch) / f"{name}.npz"
         np.savez(path, codes=codes.astype(np.uint8), labels=labels.astype(np.int64))
-        log_file = backend.BUILD_ROOT / "logs" / f"histogram_pe_trees_{name}.log"
-        log_file.parent.mkdir(parents=True, exist_ok=True)
         records = backend.histogram_pe_report(build, {name: path}, trees, log_file=log_file)
     model = [histogram_pe_cycles(work, lanes) for _, work in grown]
     measured = [record["cycles"] for record in records]
     assert [record["nodes"] for record in records] == [tree.n_nodes for tree, _ in grown]
-    X, y = raw_dataset(name)
     dal_ms = cpu_seconds_per_tree("dal", X, y, cpu_trees) * 1e3
     cycles = statistics.mean(measured)
     row = {"dataset": name, "rows": codes.shape[0], "features": codes.shape[1],

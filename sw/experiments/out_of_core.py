@@ -68,7 +68,7 @@ from sw.methods.forest.quantize import make_quantizer
 
 __all__ = ["CODE_BITS", "NODE_CYCLES", "DDR4_PEAK_GBPS", "RANDOM_BURST_EFFICIENCY", "BURST_BYTES",
            "histogram_pe_cycles", "cycle_parts", "external_bytes", "todays_pe_cycles", "raw_dataset",
-           "cpu_seconds_per_tree", "measure",
+           "coded", "forest_parameters", "cpu_seconds_per_tree", "measure",
            "table", "parts_table", "plot", "main"]
 
 CODE_BITS = 8
@@ -161,14 +161,25 @@ def cpu_seconds_per_tree(trainer, X, y, counts):
     return (_cpu_seconds(trainer, X, y, more) - _cpu_seconds(trainer, X, y, fewer)) / (more - fewer)
 
 
+def coded(X, y):
+    """``(codes, labels)``: ``X`` rank-quantised to :data:`CODE_BITS` bits, ``y`` as 0..k-1."""
+    return make_quantizer("rank", CODE_BITS).fit_transform(X), np.unique(y, return_inverse=True)[1]
+
+
+def forest_parameters(codes, labels):
+    """Forest mode as the comparison trains it: a full bootstrap, ``sqrt(F)`` features a
+    split, no depth limit."""
+    n_rows, n_features = codes.shape
+    return TrainingParameters(n_classes=int(labels.max()) + 1, max_samples=n_rows,
+                              features_per_split=max(1, int(np.sqrt(n_features))))
+
+
 def measure(name, trees, cpu_trees, lanes, clock_hz, log=print):
     """One dataset's row of the table (a dict)."""
     X, y = raw_dataset(name)
-    labels = np.unique(y, return_inverse=True)[1]
-    codes = make_quantizer("rank", CODE_BITS).fit_transform(X)
+    codes, labels = coded(X, y)
     n_rows, n_features = codes.shape
-    params = TrainingParameters(n_classes=int(labels.max()) + 1, max_samples=n_rows,
-                                features_per_split=max(1, int(np.sqrt(n_features))))
+    params = forest_parameters(codes, labels)
     cycles, full, row_major, feature_major, today, works, tree_parts = [], [], [], [], [], [], []
     for index in range(trees):
         tree, work = train_tree_from_histograms(codes, labels, params, 1, index, CODE_BITS, lanes)
