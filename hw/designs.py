@@ -18,6 +18,7 @@ from hw.gini import GiniScanner
 from hw.histogram import HistogramUnit
 from hw.histogram_lane import HistogramLane
 from hw.histogram_pe import HistogramPE
+from hw.rewind_rng import RewindableRandom
 from hw.row_gather import RowGather
 from hw.inbag import InBagBuilder
 from hw.inference import InferenceEngine
@@ -37,6 +38,8 @@ __all__ = ["DESIGNS", "BUILDS", "design_name", "component", "build_parameters",
 #: Top-level name -> (component class, default parameters).
 DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
+    # The histogram PE's generator: the same stream, rewound after a node's draws.
+    "rewind_random": (RewindableRandom, {"bound_bits": 16, "tree_index_bits": 16}),
     "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
                                      "tree_index_bits": 16, "lanes": 1}),

@@ -98,6 +98,8 @@ _SYSTEM_SMALL = {**_TRAINER_SMALL, "max_trees": 8, "traversal_stages": 1}
 CASES = [
     LimitCase("rng_widths", "tree_random", ("bound_bits", "tree_index_bits"), module="sim.tb_rng",
               testbench={"seed_count": 100, "long_draws": 300}, ci=True),
+    LimitCase("rewind_widths", "rewind_random", ("bound_bits", "tree_index_bits"),
+              module="sim.tb_rewind_rng", testbench={"cases": 20}, ci=True),
     LimitCase("sorter_digits", "radix_sorter", ("code_bits", "radix_bits"), {"max_rows": 256},
               module="sim.tb_sorter", testbench={"random_cases": 10}, ci=True),
     LimitCase("sorter_rows", "radix_sorter", ("max_rows",), not_simulated=_MILLION_WORDS),

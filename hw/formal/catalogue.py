@@ -79,6 +79,8 @@ _CODES_ANSWER_LOOKUPS = {
 FORMAL = {
     "tree_random": FormalBuild({"bound_bits": 2, "tree_index_bits": 1}, aborts=("start",),
                                quick=True),
+    "rewind_random": FormalBuild({"bound_bits": 2, "tree_index_bits": 1}, aborts=("start",),
+                                 quick=True),
     "radix_sorter": FormalBuild({"max_rows": 4, "code_bits": 2, "radix_bits": 1},
                                 invariants=sorter_invariants(), quick=True),
     "inbag_builder": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
