@@ -4,8 +4,10 @@ out-of-core PE's controller (``docs/out_of_core.md``).
 Reference: ``sw.methods.forest.histogram.train_tree_from_histograms`` with ``lanes``, forest
 mode, ``min_samples_leaf = 1`` (the histogram lanes' setting). Per tree a host (or, later,
 the in-bag builder) loads the tree's weights and root rows through the pass engine's load
-streams and sends ``start``: the root's class totals and rows, the tree's parameters, and
-the generator's stream position after the bootstrap. The PE then grows the tree:
+streams and sends ``start``: the root's class totals and rows, the tree's parameters, the
+forest seed and tree index of its stream, and the stream position after the bootstrap.
+The PE then grows the tree, drawing from its own generator
+(:class:`hw.rewind_rng.RewindableRandom`, started at that position):
 
 * **Nodes in breadth-first order are node ids.** Children get the next two ids, so the
   node memory read at a head pointer is the queue: a node is taken when the head reaches
@@ -14,8 +16,7 @@ the generator's stream position after the bootstrap. The PE then grows the tree:
 * **Leaf decisions** as ``sw.methods.forest.model.leaf_decision``: fewer rows than
   ``min_samples_split`` or than 2, at most one class present, or ``max_depth`` reached.
 * **The lazy draw in passes** (``_draw_lazily``): features are drawn one at a time from
-  the generator (``draw_requests``/``draws``, each draw with the stream position after
-  it) into a partial Fisher-Yates permutation, a pass of ``lanes`` at a time, and each
+  the generator (each draw with the stream position after it) into a partial Fisher-Yates permutation, a pass of ``lanes`` at a time, and each
   pass is gathered, with the features still needed, on the pass engine. After the
   node's last pass the generator is rewound (``rewinds``) to the position after the last
   used lane's draw, when it stands past it. The permutation's entries are tagged with the
@@ -36,8 +37,8 @@ build cannot serve (no features or more than ``features``, no feature a split,
 ``max_depth`` 0 or past the build's, more rows than ``max_rows``, ``min_samples_split``
 below 2) is taken and refused with ``bad_start`` (until the next start): no tree.
 
-The generator's rewind (reloading its counter) is not built: a testbench plays the
-generator, with the model's stream.
+The bootstrap is the host's: it draws the tree's weights from the same stream (the model's
+``bootstrap_weights``) and gives the position after it.
 """
 
 from types import SimpleNamespace
@@ -49,23 +50,23 @@ from amaranth.lib.wiring import In, Out
 
 from hw.checks import bits, check_integer, refuse_construction
 from hw.pass_engine import PassEngine
+from hw.rewind_rng import POSITION_BITS, RewindableRandom
 
 __all__ = ["HistogramPE", "start_layout", "node_record_layout", "POSITION_BITS", "AHEAD_LEAVES"]
 
-#: Width of a generator stream position (its counter).
-POSITION_BITS = 32
 #: Leaves the read-ahead passes over to find the next node to search (each costs two
 #: cycles before the split node's partition is sent).
 AHEAD_LEAVES = 7
 
 
-def start_layout(classes, count_bits, row_bits, feature_bits, depth_bits):
-    """A tree's start: the root's class totals and rows, the tree's parameters, and the
-    generator's stream position after the bootstrap."""
+def start_layout(classes, count_bits, row_bits, feature_bits, depth_bits, tree_index_bits):
+    """A tree's start: the root's class totals and rows, the tree's parameters, its
+    stream (forest seed, tree index) and the stream position after the bootstrap."""
     return data.StructLayout({
         "class_counts": data.ArrayLayout(count_bits, classes), "rows": row_bits + 1,
         "n_features": feature_bits + 1, "features_per_split": feature_bits + 1,
-        "max_depth": depth_bits, "min_samples_split": row_bits + 1, "position": POSITION_BITS,
+        "max_depth": depth_bits, "min_samples_split": row_bits + 1, "seed": POSITION_BITS,
+        "tree_index": tree_index_bits, "position": POSITION_BITS,
     })
 
 
@@ -91,16 +92,21 @@ class HistogramPE(wiring.Component):
         Nodes a tree may have (3 to 65,536).
     max_depth : int
         The deepest ``max_depth`` a tree may ask for (1 to 255).
+    tree_index_bits : int
+        Width of a start's tree index (1 to 32).
     """
 
     def __init__(self, *, max_rows=4096, features=32, lanes=4, code_bits=8, classes=8,
-                 count_bits=13, pass_bits=4, max_nodes=1024, max_depth=32):
+                 count_bits=13, pass_bits=4, max_nodes=1024, max_depth=32, tree_index_bits=16):
         try:
             check_integer("max_nodes", max_nodes, 3, 1 << 16)
             check_integer("max_depth", max_depth, 1, 255)
+            check_integer("tree_index_bits", tree_index_bits, 1, POSITION_BITS)
             self._engine = PassEngine(max_rows=max_rows, features=features, lanes=lanes,
                                       code_bits=code_bits, classes=classes, count_bits=count_bits,
                                       pass_bits=pass_bits)
+            self._generator = RewindableRandom(bound_bits=self._engine.feature_bits + 1,
+                                               tree_index_bits=tree_index_bits)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
@@ -108,17 +114,13 @@ class HistogramPE(wiring.Component):
         self.max_rows, self.features, self.lanes = max_rows, features, lanes
         self.code_bits, self.classes, self.count_bits = code_bits, classes, count_bits
         self.pass_bits, self.max_nodes, self.max_depth = pass_bits, max_nodes, max_depth
+        self.tree_index_bits = tree_index_bits
         self.row_bits, self.feature_bits = engine.row_bits, engine.feature_bits
         self.node_bits, self.depth_bits = bits(max_nodes - 1), bits(max_depth)
-        feature_count = self.feature_bits + 1
         super().__init__({
             **{name: engine.signature.members[name] for name in ("dataset", "weights", "roots")},
             "start": In(stream.Signature(start_layout(classes, count_bits, self.row_bits,
-                                                      self.feature_bits, self.depth_bits))),
-            "draw_requests": Out(stream.Signature(data.StructLayout({"bound": feature_count}))),
-            "draws": In(stream.Signature(data.StructLayout({"value": self.feature_bits,
-                                                           "position": POSITION_BITS}))),
-            "rewinds": Out(stream.Signature(data.StructLayout({"position": POSITION_BITS}))),
+                                                      self.feature_bits, self.depth_bits, tree_index_bits))),
             "nodes": Out(stream.Signature(node_record_layout(
                 self.node_bits, self.feature_bits, code_bits, classes, count_bits, self.row_bits,
                 self.depth_bits))),
@@ -129,6 +131,7 @@ class HistogramPE(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.engine = engine = self._engine
+        m.submodules.generator = self._generator
         for name in ("dataset", "weights", "roots"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(engine, name))
         s = self._state(m)
@@ -210,10 +213,11 @@ class HistogramPE(wiring.Component):
         s.requested = Signal(range(self.lanes + 1), name="requested")
         s.request_position = Signal(self.feature_bits + 1, name="request_position")
         s.drawing = Signal()
-        m.d.comb += [self.draw_requests.valid.eq(s.drawing & (s.requested != self.lanes) &
-                                                 (s.request_position != s.config.n_features)),
-                     self.draw_requests.payload.bound.eq(s.config.n_features - s.request_position)]
-        with m.If(self.draw_requests.valid & self.draw_requests.ready):
+        requests = self._generator.requests
+        m.d.comb += [requests.valid.eq(s.drawing & (s.requested != self.lanes) &
+                                       (s.request_position != s.config.n_features)),
+                     requests.payload.bound.eq(s.config.n_features - s.request_position)]
+        with m.If(requests.valid & requests.ready):
             m.d.sync += [s.requested.eq(s.requested + 1), s.request_position.eq(s.request_position + 1)]
         return s
 
@@ -238,6 +242,9 @@ class HistogramPE(wiring.Component):
             with m.If(self.start.valid):
                 m.d.sync += self.bad_start.eq(bad)
             with m.If(self.start.valid & ~bad):
+                generator = self._generator     # the tree's stream, from the bootstrap's end
+                m.d.comb += [generator.start.eq(1), generator.seed.eq(start.seed),
+                             generator.tree_index.eq(start.tree_index), generator.position.eq(start.position)]
                 m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1), s.node_write.data.base.eq(0),
                              s.node_write.data.count.eq(start.rows),
                              s.node_write.data.class_counts.eq(start.class_counts),
@@ -319,11 +326,12 @@ class HistogramPE(wiring.Component):
         they are taken and swapped in order, two cycles each."""
         with m.State("Take the draw"):
             m.d.comb += s.drawing.eq(1)
-            draw = self.draws.payload
+            draws = self._generator.draws
+            draw = draws.payload
             # (only a draw whose request was taken: the pass ends with no request pending)
-            m.d.comb += [self.draws.ready.eq(s.lane < s.requested), s.chosen_read.addr.eq(draw.value + s.position),
+            m.d.comb += [draws.ready.eq(s.lane < s.requested), s.chosen_read.addr.eq(draw.value + s.position),
                          s.position_read.addr.eq(s.position)]
-            with m.If(self.draws.valid & self.draws.ready):
+            with m.If(draws.valid & draws.ready):
                 m.d.sync += [s.chosen.eq(draw.value + s.position), s.last_position.eq(draw.position),
                              s.pass_positions[s.lane].eq(draw.position)]
                 m.next = "Swap"
@@ -371,9 +379,10 @@ class HistogramPE(wiring.Component):
                     m.next = "Rewind"
         with m.State("Rewind"):
             # Only when the stream stands past the last used draw.
-            m.d.comb += [self.rewinds.valid.eq(s.last_position != s.after_last),
-                         self.rewinds.payload.position.eq(s.after_last)]
-            with m.If(~self.rewinds.valid | self.rewinds.ready):
+            rewinds = self._generator.rewinds
+            m.d.comb += [rewinds.valid.eq(s.last_position != s.after_last),
+                         rewinds.payload.position.eq(s.after_last)]
+            with m.If(~rewinds.valid | rewinds.ready):
                 m.d.sync += s.last_position.eq(s.after_last)
                 # Another node waits and the split's children leave room for it: read it ahead.
                 with m.If(s.split & (s.head + 1 != s.tail) & (s.tail + 2 <= self.max_nodes)):

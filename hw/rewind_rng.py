@@ -108,7 +108,7 @@ class RewindableRandom(TreeRandom):
         # The index of the raw word at the mixer's output (the next one a draw uses).
         consumed = Signal(POSITION_BITS)
         derive_step, derive_issued = Signal(2), Signal()
-        start_seed = Signal(WORD_BITS)
+        start_seed, start_tree = Signal(WORD_BITS), Signal(self.tree_index_bits)
         # A rewind's position + 1 and its product's partials with gamma.
         target = Signal(POSITION_BITS)
         product = Signal(_PARTIALS, name="rewind_product")
@@ -125,7 +125,7 @@ class RewindableRandom(TreeRandom):
         with m.Switch(phase):
             with m.Case(_Phase.DERIVE):
                 self._derive(m, mixer, phase, key, gamma, derive_step, derive_issued, start_seed,
-                             rewind_step)
+                             start_tree, rewind_step)
             with m.Case(_Phase.REWIND):
                 m.d.sync += rewind_step.eq(1)
                 with m.If(~rewind_step):
@@ -158,11 +158,12 @@ class RewindableRandom(TreeRandom):
         # A start wins over everything above: the mixer and the output are emptied.
         with m.If(self.start):
             m.d.sync += [phase.eq(_Phase.DERIVE), derive_step.eq(0), derive_issued.eq(0),
-                         start_seed.eq(self.seed), target.eq(self.position + 1), consumed.eq(self.position),
+                         start_seed.eq(self.seed), start_tree.eq(self.tree_index), target.eq(self.position + 1), consumed.eq(self.position),
                          *mixer.flush(), draw_valid.eq(0), self.bad_bound.eq(0)]
         return m
 
-    def _derive(self, m, mixer, phase, key, gamma, derive_step, derive_issued, start_seed, rewind_step):
+    def _derive(self, m, mixer, phase, key, gamma, derive_step, derive_issued, start_seed, start_tree,
+                rewind_step):
         """Three words pass the mixer one after another (the seed's hash, the key, gamma),
         each entering it again in the cycle it leaves; then the counter of the start's
         position is worked out as a rewind's."""
@@ -174,7 +175,7 @@ class RewindableRandom(TreeRandom):
             m.d.sync += derive_step.eq(derive_step + 1)
             with m.Switch(derive_step):
                 with m.Case(0):                 # the seed's hash -> the key
-                    m.d.comb += [mixer.input.eq(mixer.mixed ^ self.tree_index), mixer.input_valid.eq(1)]
+                    m.d.comb += [mixer.input.eq(mixer.mixed ^ start_tree), mixer.input_valid.eq(1)]
                     m.d.sync += key.eq(mixer.mixed)
                 with m.Case(1):                 # the key -> gamma
                     m.d.comb += [mixer.input.eq(mixer.mixed ^ GAMMA_SALT), mixer.input_valid.eq(1)]

@@ -137,7 +137,7 @@ CASES = [
     LimitCase("histogram_pe_lanes", "histogram_pe", ("lanes", "pass_bits", "features"),
               {"max_rows": 32, "classes": 2, "code_bits": 2, "count_bits": 7, "max_nodes": 63, "max_depth": 8},
               module="sim.tb_histogram_pe", testbench={"random_cases": 2}),
-    LimitCase("histogram_pe_widths", "histogram_pe", ("classes", "code_bits", "count_bits"),
+    LimitCase("histogram_pe_widths", "histogram_pe", ("classes", "code_bits", "count_bits", "tree_index_bits"),
               {"max_rows": 32, "features": 3, "lanes": 2, "pass_bits": 1, "max_nodes": 63, "max_depth": 8},
               module="sim.tb_histogram_pe", testbench={"random_cases": 3}),
     LimitCase("histogram_pe_rows", "histogram_pe", ("max_rows",),

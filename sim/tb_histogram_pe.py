@@ -4,10 +4,9 @@ the build's lanes, itself held equal to ``train_tree`` by the model's tests).
 
 A case loads a random dataset with one tree's bootstrap weights (the model's, from a
 random forest seed and tree index) and its root rows, and starts the tree with random
-parameters (features in use, features a split, depth limit, ``min_samples_split``). The
-testbench plays the generator: each draw request is answered by the model's stream
-(``NodeFeatureDrawer.integer``) with the position after it, and each rewind reloads the
-model's stream there. Every node record is checked against the model's tree, node by
+parameters (features in use, features a split, depth limit, ``min_samples_split``), its
+stream and the stream position after the bootstrap: the PE draws from its own generator.
+Every node record is checked against the model's tree, node by
 node, and the tree must end where the model's does. A tree with more nodes than the
 build holds must stop with ``overflow`` after the nodes before the split that overflows.
 
@@ -35,14 +34,13 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from hw.checks import bits
-from hw.histogram_pe import POSITION_BITS, node_record_layout, start_layout
+from hw.histogram_pe import node_record_layout, start_layout
 from sim.runner import testbench_parameters
 from sim.support.testbench import CLOCK_PERIOD_NS
 from sim.support.trees import quantised_dataset
 from sim.tb_row_gather import DatasetLoader
 from sw.methods.forest.histogram import train_tree_from_histograms
-from sw.methods.forest.model import (NodeFeatureDrawer, TrainingParameters, TreeRandom,
-                                     bootstrap_weights)
+from sw.methods.forest.model import TrainingParameters, TreeRandom, bootstrap_weights
 
 
 class HistogramPETestbench(DatasetLoader):
@@ -51,32 +49,12 @@ class HistogramPETestbench(DatasetLoader):
         d = self.design
         self.count_bits, self.max_nodes, self.max_depth = d["count_bits"], d["max_nodes"], d["max_depth"]
         depth_bits, node_bits = bits(self.max_depth), bits(self.max_nodes - 1)
+        self.tree_index_bits = d.get("tree_index_bits", 16)
         self.start = self.source("start", start_layout(self.classes, self.count_bits, self.row_bits,
-                                                       self.feature_bits, depth_bits))
-        self.draw_requests = self.sink("draw_requests", data.StructLayout({"bound": self.feature_bits + 1}))
-        self.draws = self.source("draws", data.StructLayout({"value": self.feature_bits,
-                                                            "position": POSITION_BITS}))
-        self.rewinds = self.sink("rewinds", data.StructLayout({"position": POSITION_BITS}))
+                                                       self.feature_bits, depth_bits, self.tree_index_bits))
         self.nodes = self.sink("nodes", node_record_layout(node_bits, self.feature_bits, self.code_bits,
                                                            self.classes, self.count_bits, self.row_bits,
                                                            depth_bits))
-        self.drawer = None
-
-    async def generator(self):
-        """Answers draw requests and takes rewinds with the model's stream, in order."""
-        answered = rewound = 0
-        while True:
-            await RisingEdge(self.dut.clk)
-            if self.drawer is None:
-                answered, rewound = len(self.draw_requests.received), len(self.rewinds.received)
-                continue
-            while rewound < len(self.rewinds.received):
-                self.drawer.rewind(self.rewinds.received[rewound]["position"])
-                rewound += 1
-            while answered < len(self.draw_requests.received):
-                value = self.drawer.integer(self.draw_requests.received[answered]["bound"])
-                self.draws.send({"value": value, "position": self.drawer.position})
-                answered += 1
 
     def random_parameters(self, n_rows):
         rng = self.rng
@@ -89,7 +67,7 @@ class HistogramPETestbench(DatasetLoader):
         return n_features, params
 
     async def check_tree(self, label):
-        seed, tree_index = self.rng.randrange(1 << 16), self.rng.randrange(1000)
+        seed, tree_index = self.rng.getrandbits(32), self.rng.getrandbits(self.tree_index_bits)
         random = TreeRandom(seed, tree_index)
         codes, labels, weights, _, n_roots = await self.load(
             weighting=lambda n_rows: bootstrap_weights(random, n_rows, n_rows, True))
@@ -98,18 +76,18 @@ class HistogramPETestbench(DatasetLoader):
                                 random, label))[0]
 
     async def grow(self, codes, labels, weights, n_roots, params, seed, tree_index, random, label):
-        """Starts the tree (the dataset and weights loaded, the generator ``random`` past
-        the bootstrap) and checks its nodes; returns its nodes and its cycles."""
+        """Starts the tree (the dataset and weights loaded, the stream ``random`` past the
+        bootstrap) and checks its nodes; returns its nodes and its cycles."""
         n_rows, n_features = codes.shape
         expected, work = train_tree_from_histograms(codes, labels, params, seed, tree_index, self.code_bits,
                                                     self.lanes)
-        self.drawer = NodeFeatureDrawer(random)
         self.nodes.clear()
         totals = np.bincount(labels, weights=weights, minlength=self.classes)
         started = get_sim_time("ns")
         self.start.send({"class_counts": [int(t) for t in totals], "rows": n_roots, "n_features": n_features,
                          "features_per_split": params.features_per_split, "max_depth": params.max_depth,
-                         "min_samples_split": params.min_samples_split, "position": self.drawer.position})
+                         "min_samples_split": params.min_samples_split, "seed": seed, "tree_index": tree_index,
+                         "position": random.position})
         overflows = [node for node in range(expected.n_nodes)
                      if expected.left_child[node] >= 0 and expected.left_child[node] + 2 > self.max_nodes]
         count = overflows[0] if overflows else expected.n_nodes
@@ -121,7 +99,6 @@ class HistogramPETestbench(DatasetLoader):
             self.check_node(expected, node, got, count, f"{label} node {node}")
         assert len(self.nodes.received) == count, f"{label}: {len(self.nodes.received)} nodes, expected {count}"
         assert int(self.dut.overflow.value) == bool(overflows), f"{label}: overflow {self.dut.overflow.value}"
-        self.drawer = None
         return expected.n_nodes, cycles, work
 
     def check_node(self, expected, node, got, count, label):
@@ -147,7 +124,6 @@ class HistogramPETestbench(DatasetLoader):
 async def random_trees_match_model(dut):
     tb = HistogramPETestbench(dut)
     await tb.begin()
-    cocotb.start_soon(tb.generator())
     nodes = [await tb.check_tree(f"tree {case}") for case in range(tb.settings.get("random_cases", 6))]
     dut._log.info("trees of %s nodes", nodes)
 
@@ -158,9 +134,8 @@ async def bad_starts_are_refused(dut):
     it clears the flag and grows its tree."""
     tb = HistogramPETestbench(dut)
     await tb.begin()
-    cocotb.start_soon(tb.generator())
     good = {"class_counts": [1] + [0] * (tb.classes - 1), "rows": 1, "n_features": 1, "features_per_split": 1,
-            "max_depth": 1, "min_samples_split": 2, "position": 0}
+            "max_depth": 1, "min_samples_split": 2, "seed": 0, "tree_index": 0, "position": 0}
     for field, value in (("n_features", 0), ("n_features", tb.features + 1), ("features_per_split", 0),
                          ("max_depth", 0), ("max_depth", tb.max_depth + 1), ("rows", tb.max_rows + 1),
                          ("min_samples_split", 1)):
@@ -180,12 +155,10 @@ async def reset_in_the_middle_then_again(dut):
     """A reset during a tree; the next tree grows as the model's."""
     tb = HistogramPETestbench(dut)
     await tb.begin()
-    cocotb.start_soon(tb.generator())
     for case in range(2):
         task = cocotb.start_soon(tb.check_tree(f"interrupted {case}"))
         await ClockCycles(dut.clk, tb.rng.randint(50, 800))
         task.cancel()
-        tb.drawer = None
         await tb.reset()
         await tb.check_tree(f"after reset {case}")
 
@@ -210,7 +183,6 @@ async def datasets_match_model(dut):
     tb.without_stalls()
     tb.cycle_log = []
     await tb.begin()
-    cocotb.start_soon(tb.generator())
     states, sampling = collections.Counter(), [False]
 
     async def sample():

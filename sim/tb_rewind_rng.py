@@ -39,7 +39,10 @@ class RewindTestbench(StreamTestbench):
         self.dut.seed.value, self.dut.tree_index.value, self.dut.position.value = seed, tree_index, position
         self.dut.start.value = 1
         await RisingEdge(self.dut.clk)
+        # (sampled on the start: what the inputs hold after it does not matter)
         self.dut.start.value = 0
+        self.dut.seed.value, self.dut.position.value = self.rng.getrandbits(32), self.rng.getrandbits(32)
+        self.dut.tree_index.value = self.rng.getrandbits(self.tree_index_bits)
         self.draws.clear()
         self.model = NodeFeatureDrawer(TreeRandom(seed, tree_index))
         self.model.rewind(position)

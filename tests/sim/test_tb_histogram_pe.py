@@ -14,9 +14,10 @@ from sim.runner import simulate
     # ahead of a partition often comes after leaves and goes on drawing.
     ({"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 3, "classes": 3, "count_bits": 9,
       "pass_bits": 2, "max_nodes": 255, "max_depth": 16}, 104),
-    # One lane, two classes; a node memory too small for some trees (overflow).
+    # One lane, two classes; a node memory too small for some trees (overflow); 8 trees
+    # a forest seed.
     ({"max_rows": 24, "features": 4, "lanes": 1, "code_bits": 2, "classes": 2, "count_bits": 6,
-      "pass_bits": 2, "max_nodes": 9, "max_depth": 6}, 102),
+      "pass_bits": 2, "max_nodes": 9, "max_depth": 6, "tree_index_bits": 3}, 102),
 ])
 def test_histogram_pe_matches_model_in_verilator(parameters, seed):
     tests, failed = simulate("histogram_pe", "sim.tb_histogram_pe", parameters=parameters,
@@ -28,6 +29,7 @@ def test_histogram_pe_matches_model_in_verilator(parameters, seed):
     ({"max_nodes": 2}, "max_nodes must be between 3 and 65536, not 2"),
     ({"max_depth": 256}, "max_depth must be between 1 and 255, not 256"),
     ({"lanes": 17}, "lanes must be between 1 and 16, not 17"),
+    ({"tree_index_bits": 33}, "tree_index_bits must be between 1 and 32, not 33"),
 ])
 def test_bad_parameters_are_refused(arguments, text):
     with pytest.raises(ValueError, match=text):

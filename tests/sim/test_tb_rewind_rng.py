@@ -15,3 +15,13 @@ def test_rewindable_generator_matches_model_in_verilator(widths, seed):
                              testbench={"cases": 80, "idle_probability": 0.4, "stall_probability": 0.4},
                              seed=seed)
     assert (tests, failed) == (3, 0)
+
+
+@pytest.mark.parametrize("arguments, text", [
+    ({"bound_bits": 0}, "bound_bits must be between 1 and 32, not 0"),
+    ({"tree_index_bits": 33}, "tree_index_bits must be between 1 and 32, not 33"),
+])
+def test_bad_parameters_are_refused(arguments, text):
+    from hw.rewind_rng import RewindableRandom
+    with pytest.raises(ValueError, match=text):
+        RewindableRandom(**arguments)
