@@ -14,6 +14,7 @@ Fmax and Quartus flows and the comparison all take their parameters from here.
 
 import hashlib
 
+from hw.bootstrap import BootstrapUnit
 from hw.gini import GiniScanner
 from hw.histogram import HistogramUnit
 from hw.histogram_lane import HistogramLane
@@ -40,6 +41,7 @@ DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
     # The histogram PE's generator: the same stream, rewound after a node's draws.
     "rewind_random": (RewindableRandom, {"bound_bits": 16, "tree_index_bits": 16}),
+    "bootstrap_unit": (BootstrapUnit, {"max_rows": 4096, "classes": 8, "count_bits": 13}),
     "gini_scanner": (GiniScanner, {"classes": 8, "count_bits": 13, "code_bits": 16, "row_bits": 12}),
     "inbag_builder": (InBagBuilder, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16,
                                      "tree_index_bits": 16, "lanes": 1}),

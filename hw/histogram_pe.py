@@ -2,12 +2,13 @@
 out-of-core PE's controller (``docs/out_of_core.md``).
 
 Reference: ``sw.methods.forest.histogram.train_tree_from_histograms`` with ``lanes``, forest
-mode, ``min_samples_leaf = 1`` (the histogram lanes' setting). Per tree a host (or, later,
-the in-bag builder) loads the tree's weights and root rows through the pass engine's load
-streams and sends ``start``: the root's class totals and rows, the tree's parameters, the
-forest seed and tree index of its stream, and the stream position after the bootstrap.
-The PE then grows the tree, drawing from its own generator
-(:class:`hw.rewind_rng.RewindableRandom`, started at that position):
+mode, ``min_samples_leaf = 1`` (the histogram lanes' setting). A host loads the dataset
+(``dataset``: each row's codes and label) and sends ``start`` per tree: its rows and
+bootstrap (``n_rows``, ``max_samples``, ``bootstrap``), its parameters and its stream
+(forest seed, tree index). The PE starts its own generator
+(:class:`hw.rewind_rng.RewindableRandom`) on the tree's stream, draws the bootstrap with
+its :class:`hw.bootstrap.BootstrapUnit` (the weights and root rows go to the pass engine,
+the root's class totals and rows into the node memory) and grows the tree:
 
 * **Nodes in breadth-first order are node ids.** Children get the next two ids, so the
   node memory read at a head pointer is the queue: a node is taken when the head reaches
@@ -37,8 +38,8 @@ build cannot serve (no features or more than ``features``, no feature a split,
 ``max_depth`` 0 or past the build's, more rows than ``max_rows``, ``min_samples_split``
 below 2) is taken and refused with ``bad_start`` (until the next start): no tree.
 
-The bootstrap is the host's: it draws the tree's weights from the same stream (the model's
-``bootstrap_weights``) and gives the position after it.
+The bootstrap and the tree run one after the other: the next tree's bootstrap does not
+overlap this tree's growth.
 """
 
 from types import SimpleNamespace
@@ -48,6 +49,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.bootstrap import BootstrapUnit
 from hw.checks import bits, check_integer, refuse_construction
 from hw.pass_engine import PassEngine
 from hw.rewind_rng import POSITION_BITS, RewindableRandom
@@ -59,14 +61,14 @@ __all__ = ["HistogramPE", "start_layout", "node_record_layout", "POSITION_BITS",
 AHEAD_LEAVES = 7
 
 
-def start_layout(classes, count_bits, row_bits, feature_bits, depth_bits, tree_index_bits):
-    """A tree's start: the root's class totals and rows, the tree's parameters, its
-    stream (forest seed, tree index) and the stream position after the bootstrap."""
+def start_layout(count_bits, row_bits, feature_bits, depth_bits, tree_index_bits):
+    """A tree's start: its rows and bootstrap, its parameters and its stream (forest
+    seed, tree index)."""
     return data.StructLayout({
-        "class_counts": data.ArrayLayout(count_bits, classes), "rows": row_bits + 1,
+        "n_rows": row_bits + 1, "max_samples": count_bits, "bootstrap": 1,
         "n_features": feature_bits + 1, "features_per_split": feature_bits + 1,
         "max_depth": depth_bits, "min_samples_split": row_bits + 1, "seed": POSITION_BITS,
-        "tree_index": tree_index_bits, "position": POSITION_BITS,
+        "tree_index": tree_index_bits,
     })
 
 
@@ -105,8 +107,10 @@ class HistogramPE(wiring.Component):
             self._engine = PassEngine(max_rows=max_rows, features=features, lanes=lanes,
                                       code_bits=code_bits, classes=classes, count_bits=count_bits,
                                       pass_bits=pass_bits)
-            self._generator = RewindableRandom(bound_bits=self._engine.feature_bits + 1,
-                                               tree_index_bits=tree_index_bits)
+            self._generator = RewindableRandom(
+                bound_bits=max(self._engine.feature_bits, self._engine.row_bits) + 1,
+                tree_index_bits=tree_index_bits)
+            self._bootstrap = BootstrapUnit(max_rows=max_rows, classes=classes, count_bits=count_bits)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
@@ -118,9 +122,9 @@ class HistogramPE(wiring.Component):
         self.row_bits, self.feature_bits = engine.row_bits, engine.feature_bits
         self.node_bits, self.depth_bits = bits(max_nodes - 1), bits(max_depth)
         super().__init__({
-            **{name: engine.signature.members[name] for name in ("dataset", "weights", "roots")},
-            "start": In(stream.Signature(start_layout(classes, count_bits, self.row_bits,
-                                                      self.feature_bits, self.depth_bits, tree_index_bits))),
+            "dataset": engine.signature.members["dataset"],
+            "start": In(stream.Signature(start_layout(count_bits, self.row_bits, self.feature_bits,
+                                                      self.depth_bits, tree_index_bits))),
             "nodes": Out(stream.Signature(node_record_layout(
                 self.node_bits, self.feature_bits, code_bits, classes, count_bits, self.row_bits,
                 self.depth_bits))),
@@ -132,8 +136,14 @@ class HistogramPE(wiring.Component):
         m = Module()
         m.submodules.engine = engine = self._engine
         m.submodules.generator = self._generator
-        for name in ("dataset", "weights", "roots"):
-            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(engine, name))
+        m.submodules.bootstrap = bootstrap = self._bootstrap
+        wiring.connect(m, wiring.flipped(self.dataset), engine.dataset)
+        for name in ("weights", "roots"):
+            wiring.connect(m, getattr(bootstrap, name), getattr(engine, name))
+        # (the labels copied into the bootstrap's class totals as the dataset loads)
+        m.d.comb += [bootstrap.label_write.en.eq(self.dataset.valid & self.dataset.ready),
+                     bootstrap.label_write.row.eq(self.dataset.p.row),
+                     bootstrap.label_write.label.eq(self.dataset.p.label)]
         s = self._state(m)
         record_out, job = self.nodes.payload, engine.jobs.payload
         m.d.comb += [record_out.node.eq(s.head), record_out.split.eq(s.split),
@@ -217,7 +227,7 @@ class HistogramPE(wiring.Component):
         m.d.comb += [requests.valid.eq(s.drawing & (s.requested != self.lanes) &
                                        (s.request_position != s.config.n_features)),
                      requests.payload.bound.eq(s.config.n_features - s.request_position)]
-        with m.If(requests.valid & requests.ready):
+        with m.If(s.drawing & requests.valid & requests.ready):
             m.d.sync += [s.requested.eq(s.requested + 1), s.request_position.eq(s.request_position + 1)]
         return s
 
@@ -231,34 +241,51 @@ class HistogramPE(wiring.Component):
     def _start_states(self, m, s):
         """A tree's start (the root's record), the permutation's clearing, and a node's
         read and leaf decision."""
+        generator, bootstrap = self._generator, self._bootstrap
         with m.State("Wait for a tree"):
             start = self.start.payload
-            m.d.comb += self.start.ready.eq(1)
+            m.d.comb += self.start.ready.eq(bootstrap.start.ready)
             # A start the build cannot serve is taken and refused: no tree, ``bad_start``.
+            # (a root's weights must sum below 2**count_bits: ``max_samples`` always does)
             bad = ((start.n_features == 0) | (start.n_features > self.features) |
                    (start.features_per_split == 0) | (start.max_depth == 0) |
-                   (start.max_depth > self.max_depth) | (start.rows > self.max_rows) |
+                   (start.max_depth > self.max_depth) | (start.n_rows == 0) | (start.n_rows > self.max_rows) |
+                   (start.bootstrap & (start.max_samples == 0)) |
+                   (~start.bootstrap & (start.n_rows >= 1 << self.count_bits)) |
                    (start.min_samples_split < 2))
-            with m.If(self.start.valid):
+            with m.If(self.start.valid & self.start.ready):
                 m.d.sync += self.bad_start.eq(bad)
-            with m.If(self.start.valid & ~bad):
-                generator = self._generator     # the tree's stream, from the bootstrap's end
+            with m.If(self.start.valid & self.start.ready & ~bad):
+                # The tree's stream from its first word: the bootstrap draws first.
                 m.d.comb += [generator.start.eq(1), generator.seed.eq(start.seed),
-                             generator.tree_index.eq(start.tree_index), generator.position.eq(start.position)]
-                m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1), s.node_write.data.base.eq(0),
-                             s.node_write.data.count.eq(start.rows),
-                             s.node_write.data.class_counts.eq(start.class_counts),
-                             s.node_write.data.depth.eq(0)]
+                             generator.tree_index.eq(start.tree_index), generator.position.eq(0),
+                             bootstrap.start.valid.eq(1), bootstrap.start.p.n_rows.eq(start.n_rows),
+                             bootstrap.start.p.max_samples.eq(start.max_samples),
+                             bootstrap.start.p.bootstrap.eq(start.bootstrap)]
                 m.d.sync += [s.config.eq(start), s.head.eq(0), s.tail.eq(1), s.clear_index.eq(0),
-                             *self._new_draw(s, 0),
-                             s.last_position.eq(start.position), self.overflow.eq(0),
-                             s.prefetch.eq(0), s.ahead_drawn.eq(0)]
+                             self.overflow.eq(0), s.prefetch.eq(0), s.ahead_drawn.eq(0)]
                 m.next = "Clear the permutation"
         with m.State("Clear the permutation"):
             m.d.comb += [s.swap_write.addr.eq(s.clear_index), s.swap_write.data.tag.eq(self.max_nodes),
                          s.swap_write.en.eq(1)]
             m.d.sync += s.clear_index.eq(s.clear_index + 1)
             with m.If(s.clear_index == self.features - 1):
+                m.next = "Wait for the bootstrap"
+        with m.State("Wait for the bootstrap"):
+            # The bootstrap unit draws from the generator; its root is the tree's first node.
+            requests, draws, done = generator.requests, generator.draws, bootstrap.done
+            m.d.comb += [requests.valid.eq(bootstrap.requests.valid),
+                         requests.payload.bound.eq(bootstrap.requests.payload.bound),
+                         bootstrap.requests.ready.eq(requests.ready),
+                         bootstrap.draws.valid.eq(draws.valid), bootstrap.draws.p.value.eq(draws.p.value),
+                         bootstrap.draws.p.position.eq(draws.p.position),
+                         draws.ready.eq(bootstrap.draws.ready), done.ready.eq(1)]
+            with m.If(done.valid):
+                m.d.comb += [s.node_write.addr.eq(0), s.node_write.en.eq(1), s.node_write.data.base.eq(0),
+                             s.node_write.data.count.eq(done.payload.rows),
+                             s.node_write.data.class_counts.eq(done.payload.class_counts),
+                             s.node_write.data.depth.eq(0)]
+                m.d.sync += s.last_position.eq(done.payload.position)
                 m.next = "Read the node"
         with m.State("Read the node"):
             # (the node memory's read address is the head: its record is out next cycle)

@@ -2,11 +2,10 @@
 grown from histograms (``sw.methods.forest.histogram.train_tree_from_histograms`` with
 the build's lanes, itself held equal to ``train_tree`` by the model's tests).
 
-A case loads a random dataset with one tree's bootstrap weights (the model's, from a
-random forest seed and tree index) and its root rows, and starts the tree with random
-parameters (features in use, features a split, depth limit, ``min_samples_split``), its
-stream and the stream position after the bootstrap: the PE draws from its own generator.
-Every node record is checked against the model's tree, node by
+A case loads a random dataset and starts a tree with random parameters (rows in use,
+draws of its bootstrap or none, features in use, features a split, depth limit,
+``min_samples_split``) and a random stream (forest seed, tree index): the PE draws the
+bootstrap and the features from its own generator. Every node record is checked against the model's tree, node by
 node, and the tree must end where the model's does. A tree with more nodes than the
 build holds must stop with ``overflow`` after the nodes before the split that overflows.
 
@@ -40,18 +39,18 @@ from sim.support.testbench import CLOCK_PERIOD_NS
 from sim.support.trees import quantised_dataset
 from sim.tb_row_gather import DatasetLoader
 from sw.methods.forest.histogram import train_tree_from_histograms
-from sw.methods.forest.model import TrainingParameters, TreeRandom, bootstrap_weights
+from sw.methods.forest.model import TrainingParameters
 
 
 class HistogramPETestbench(DatasetLoader):
     def __init__(self, dut):
-        super().__init__(dut, "count_bits")
+        super().__init__(dut, "count_bits", tree_loads=False)
         d = self.design
         self.count_bits, self.max_nodes, self.max_depth = d["count_bits"], d["max_nodes"], d["max_depth"]
         depth_bits, node_bits = bits(self.max_depth), bits(self.max_nodes - 1)
         self.tree_index_bits = d.get("tree_index_bits", 16)
-        self.start = self.source("start", start_layout(self.classes, self.count_bits, self.row_bits,
-                                                       self.feature_bits, depth_bits, self.tree_index_bits))
+        self.start = self.source("start", start_layout(self.count_bits, self.row_bits, self.feature_bits,
+                                                       depth_bits, self.tree_index_bits))
         self.nodes = self.sink("nodes", node_record_layout(node_bits, self.feature_bits, self.code_bits,
                                                            self.classes, self.count_bits, self.row_bits,
                                                            depth_bits))
@@ -59,8 +58,10 @@ class HistogramPETestbench(DatasetLoader):
     def random_parameters(self, n_rows):
         rng = self.rng
         n_features = rng.choice([self.features, rng.randint(1, self.features)])
+        heaviest = (1 << self.count_bits) - 1       # a root's weights sum below 2**count_bits
         params = TrainingParameters(
-            n_classes=self.classes, max_samples=n_rows, bootstrap=True,
+            n_classes=self.classes, bootstrap=rng.random() < 0.85 or n_rows > heaviest,
+            max_samples=min(heaviest, rng.choice([n_rows, n_rows, 1, rng.randint(1, 2 * n_rows)])),
             features_per_split=rng.choice([1, n_features, rng.randint(1, n_features)]),
             max_depth=rng.choice([self.max_depth, rng.randint(1, self.max_depth)]),
             min_samples_split=rng.choice([2, 2, 3, 5]))
@@ -68,30 +69,31 @@ class HistogramPETestbench(DatasetLoader):
 
     async def check_tree(self, label):
         seed, tree_index = self.rng.getrandbits(32), self.rng.getrandbits(self.tree_index_bits)
-        random = TreeRandom(seed, tree_index)
-        codes, labels, weights, _, n_roots = await self.load(
-            weighting=lambda n_rows: bootstrap_weights(random, n_rows, n_rows, True))
+        codes, labels = self.random_rows()
+        await self.load_rows(codes, labels)
         n_features, params = self.random_parameters(len(labels))
-        return (await self.grow(codes[:, :n_features], labels, weights, n_roots, params, seed, tree_index,
-                                random, label))[0]
+        return (await self.grow(codes[:, :n_features], labels, params, seed, tree_index, label))[0]
 
-    async def grow(self, codes, labels, weights, n_roots, params, seed, tree_index, random, label):
-        """Starts the tree (the dataset and weights loaded, the stream ``random`` past the
-        bootstrap) and checks its nodes; returns its nodes and its cycles."""
+    async def load_rows(self, codes, labels):
+        self.send_rows(codes, labels)
+        await self.wait_until(lambda: self.dataset.idle, 20 * len(labels) + 100, "the dataset's load")
+
+    async def grow(self, codes, labels, params, seed, tree_index, label):
+        """Starts the tree (its dataset loaded) and checks its nodes; returns its nodes,
+        its cycles (the bootstrap's included) and the model's work."""
         n_rows, n_features = codes.shape
         expected, work = train_tree_from_histograms(codes, labels, params, seed, tree_index, self.code_bits,
                                                     self.lanes)
         self.nodes.clear()
-        totals = np.bincount(labels, weights=weights, minlength=self.classes)
         started = get_sim_time("ns")
-        self.start.send({"class_counts": [int(t) for t in totals], "rows": n_roots, "n_features": n_features,
-                         "features_per_split": params.features_per_split, "max_depth": params.max_depth,
-                         "min_samples_split": params.min_samples_split, "seed": seed, "tree_index": tree_index,
-                         "position": random.position})
+        self.start.send({"n_rows": n_rows, "max_samples": params.max_samples, "bootstrap": int(params.bootstrap),
+                         "n_features": n_features, "features_per_split": params.features_per_split,
+                         "max_depth": params.max_depth, "min_samples_split": params.min_samples_split,
+                         "seed": seed, "tree_index": tree_index})
         overflows = [node for node in range(expected.n_nodes)
                      if expected.left_child[node] >= 0 and expected.left_child[node] + 2 > self.max_nodes]
         count = overflows[0] if overflows else expected.n_nodes
-        budget = 200 * n_rows * max(1, n_features) + 2000
+        budget = 200 * n_rows * max(1, n_features) + 40 * params.max_samples + 4 * self.max_rows + 2000
         await self.wait_until(lambda: len(self.nodes.received) >= count and
                               (not overflows or self.dut.overflow.value), budget, f"{label} tree")
         cycles = int((get_sim_time("ns") - started) // CLOCK_PERIOD_NS)
@@ -134,18 +136,23 @@ async def bad_starts_are_refused(dut):
     it clears the flag and grows its tree."""
     tb = HistogramPETestbench(dut)
     await tb.begin()
-    good = {"class_counts": [1] + [0] * (tb.classes - 1), "rows": 1, "n_features": 1, "features_per_split": 1,
-            "max_depth": 1, "min_samples_split": 2, "seed": 0, "tree_index": 0, "position": 0}
-    for field, value in (("n_features", 0), ("n_features", tb.features + 1), ("features_per_split", 0),
-                         ("max_depth", 0), ("max_depth", tb.max_depth + 1), ("rows", tb.max_rows + 1),
-                         ("min_samples_split", 1)):
-        if value >= 1 << Shape.cast(tb.start.layout.members[field]).width:
+    good = {"n_rows": 1, "max_samples": 1, "bootstrap": 1, "n_features": 1, "features_per_split": 1,
+            "max_depth": 1, "min_samples_split": 2, "seed": 0, "tree_index": 0}
+    heaviest = 1 << tb.count_bits
+    cases = [{"n_features": 0}, {"n_features": tb.features + 1}, {"features_per_split": 0},
+             {"max_depth": 0}, {"max_depth": tb.max_depth + 1}, {"n_rows": 0}, {"n_rows": tb.max_rows + 1},
+             {"max_samples": 0}, {"min_samples_split": 1},
+             # every row once: their weights sum past the counts' width
+             {"bootstrap": 0, "n_rows": heaviest} if heaviest <= tb.max_rows else {}]
+    for case in cases:
+        if not case or any(value >= 1 << Shape.cast(tb.start.layout.members[field]).width
+                           for field, value in case.items()):
             continue                        # (not expressible in the field)
         tb.nodes.clear()
-        tb.start.send({**good, field: value})
+        tb.start.send({**good, **case})
         await ClockCycles(dut.clk, 30)
-        assert int(dut.bad_start.value) == 1, f"{field} = {value}: bad_start low"
-        assert not tb.nodes.received, f"{field} = {value}: a node record"
+        assert int(dut.bad_start.value) == 1, f"{case}: bad_start low"
+        assert not tb.nodes.received, f"{case}: a node record"
     await tb.check_tree("after the bad starts")
     assert int(dut.bad_start.value) == 0
 
@@ -198,14 +205,11 @@ async def datasets_match_model(dut):
         n_rows, n_features = codes.shape
         params = TrainingParameters(n_classes=n_classes, max_depth=tb.max_depth, max_samples=n_rows,
                                     features_per_split=max(1, int(n_features ** 0.5)))
+        await tb.load_rows(codes, labels)           # (the trees of a dataset share its load)
         for tree_index in range(tb.settings.get("dataset_trees", 1)):
-            random = TreeRandom(7, tree_index)
-            weights = bootstrap_weights(random, n_rows, n_rows, True)
-            _, n_roots = await tb.send_dataset(codes, labels, weights)
             states.clear()
             sampling[0] = True
-            nodes, cycles, work = await tb.grow(codes, labels, weights, n_roots, params, 7, tree_index, random,
-                                                f"{name} tree {tree_index}")
+            nodes, cycles, work = await tb.grow(codes, labels, params, 7, tree_index, f"{name} tree {tree_index}")
             sampling[0] = False
             unlimited, _ = train_tree_from_histograms(codes, labels, dataclasses.replace(params, max_depth=None),
                                                       7, tree_index, tb.code_bits, tb.lanes)

@@ -24,10 +24,10 @@ from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
 
 class DatasetLoader(StreamTestbench):
     """Loads a random dataset, a tree's weights and its root rows into a design with the
-    row gather's load streams (``dataset``, ``weights``, ``roots``); ``weight_parameter``
-    names the design parameter that is a weight's width."""
+    row gather's load streams (``dataset``, ``weights``, ``roots``; the last two only with
+    ``tree_loads``); ``weight_parameter`` names the design parameter that is a weight's width."""
 
-    def __init__(self, dut, weight_parameter):
+    def __init__(self, dut, weight_parameter, tree_loads=True):
         super().__init__(dut)
         d = self.design
         self.max_rows, self.features, self.lanes = d["max_rows"], d["features"], d["lanes"]
@@ -35,9 +35,10 @@ class DatasetLoader(StreamTestbench):
         self.row_bits, self.feature_bits = bits(self.max_rows - 1), bits(self.features - 1)
         self.dataset = self.source("dataset", dataset_layout(self.row_bits, self.features, self.code_bits,
                                                              bits(self.classes - 1)))
-        self.weights = self.source("weights", data.StructLayout({"row": self.row_bits,
-                                                                "weight": self.weight_bits}))
-        self.roots = self.source("roots", data.StructLayout({"row": self.row_bits, "last": 1}))
+        if tree_loads:
+            self.weights = self.source("weights", data.StructLayout({"row": self.row_bits,
+                                                                    "weight": self.weight_bits}))
+            self.roots = self.source("roots", data.StructLayout({"row": self.row_bits, "last": 1}))
 
     async def check_partitioned(self, banks, bank, base, goes_left, label):
         """Wait for the partition of a node's segment (its job sent), check the rows it
@@ -60,11 +61,8 @@ class DatasetLoader(StreamTestbench):
         With ``total_below``, the weights sum below it (rows dropped from the bag or
         lightened until they do); with ``weighting``, the weights are ``weighting(n_rows)``."""
         rng = self.rng
-        n_rows = rng.choice([2, self.max_rows, rng.randint(2, self.max_rows)])
-        codes = np.array([[rng.randrange(1 << self.code_bits) if rng.random() < 0.7 else
-                           rng.choice([0, (1 << self.code_bits) - 1]) for _ in range(self.features)]
-                          for _ in range(n_rows)])
-        labels = np.array([rng.randrange(self.classes) for _ in range(n_rows)])
+        codes, labels = self.random_rows()
+        n_rows = len(labels)
         heaviest = (1 << self.weight_bits) - 1
         weights = np.array([rng.choice([0, 1, 1, min(2, heaviest), rng.randint(1, heaviest)])
                             for _ in range(n_rows)])
@@ -76,15 +74,30 @@ class DatasetLoader(StreamTestbench):
             weights = np.asarray(weighting(n_rows))
         return (codes, labels, weights, *await self.send_dataset(codes, labels, weights))
 
+    def random_rows(self):
+        """A random dataset of 2 to ``max_rows`` rows: its codes (some at the extremes) and labels."""
+        rng = self.rng
+        n_rows = rng.choice([2, self.max_rows, rng.randint(2, self.max_rows)])
+        codes = np.array([[rng.randrange(1 << self.code_bits) if rng.random() < 0.7 else
+                           rng.choice([0, (1 << self.code_bits) - 1]) for _ in range(self.features)]
+                          for _ in range(n_rows)])
+        return codes, np.array([rng.randrange(self.classes) for _ in range(n_rows)])
+
+    def send_rows(self, codes, labels):
+        """Queues the dataset's rows in a random order (features past the dataset's as 0)."""
+        n_rows = len(labels)
+        padding = [0] * (self.features - codes.shape[1])
+        for row in self.rng.sample(range(n_rows), n_rows):
+            self.dataset.send({"row": row, "codes": [int(code) for code in codes[row]] + padding,
+                               "label": int(labels[row])})
+
     async def send_dataset(self, codes, labels, weights):
         """Loads ``codes``, ``labels`` and ``weights`` (rows in a random order; features past
         the dataset's as 0) and the in-bag rows as the root list; returns the banks' model
         and the root's rows."""
         rng, n_rows = self.rng, len(labels)
-        padding = [0] * (self.features - codes.shape[1])
+        self.send_rows(codes, labels)
         for row in rng.sample(range(n_rows), n_rows):
-            self.dataset.send({"row": row, "codes": [int(code) for code in codes[row]] + padding,
-                               "label": int(labels[row])})
             self.weights.send({"row": row, "weight": int(weights[row])})
         roots = rng.sample([int(row) for row in np.flatnonzero(weights)], int(np.count_nonzero(weights)))
         for k, row in enumerate(roots):

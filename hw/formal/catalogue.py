@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from hw.designs import DESIGNS, component
 from hw.formal.harness import CHECKS, KINDS, FormalHarness
-from hw.formal.invariants import (histogram_pe_invariants, partition_invariants, pe_invariants, sorter_invariants,
+from hw.formal.invariants import (bootstrap_invariants, histogram_pe_invariants, partition_invariants, pe_invariants, sorter_invariants,
                                   trainer_invariants)
 from hw.formal.properties import stream_ports
 
@@ -81,6 +81,8 @@ FORMAL = {
                                quick=True),
     "rewind_random": FormalBuild({"bound_bits": 2, "tree_index_bits": 1}, aborts=("start",),
                                  quick=True),
+    "bootstrap_unit": FormalBuild({"max_rows": 4, "classes": 2, "count_bits": 3},
+                                  invariants=bootstrap_invariants(), quick=True),
     "radix_sorter": FormalBuild({"max_rows": 4, "code_bits": 2, "radix_bits": 1},
                                 invariants=sorter_invariants(), quick=True),
     "inbag_builder": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
@@ -99,8 +101,10 @@ FORMAL = {
     "pass_engine": FormalBuild({"max_rows": 4, "features": 2, "lanes": 2, "code_bits": 1, "classes": 2,
                                 "count_bits": 2, "pass_bits": 1}, quick=True),
     "histogram_pe": FormalBuild({"max_rows": 4, "features": 2, "lanes": 2, "code_bits": 1, "classes": 2,
-                                 "count_bits": 3, "pass_bits": 1, "max_nodes": 3, "max_depth": 1},
-                                invariants=histogram_pe_invariants(), quick=True),
+                                 "count_bits": 3, "pass_bits": 1, "max_nodes": 3, "max_depth": 1,
+                                 "tree_index_bits": 1},
+                                invariants={**histogram_pe_invariants(), **bootstrap_invariants("bootstrap")},
+                                depth=4),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                    "address_bits": 3, "max_segment": 3},
                                   invariants=partition_invariants(), quick=True),

@@ -14,7 +14,7 @@ from amaranth.lib import data
 
 from hw.pe.read_address import ADDRESS_SELECTS
 
-__all__ = ["in_states", "sorter_invariants", "partition_invariants", "histogram_pe_invariants",
+__all__ = ["in_states", "sorter_invariants", "partition_invariants", "histogram_pe_invariants", "bootstrap_invariants",
            "pe_invariants", "trainer_invariants"]
 
 
@@ -72,6 +72,22 @@ def histogram_pe_invariants():
         "a draw being swapped was requested":
             lambda s: ~in_states(s["histogram_pe_state"], "Swap") | (s["lane"] < s["requested"]),
     }
+
+
+def bootstrap_invariants(prefix=""):
+    """The bootstrap's draws: taken only once requested, never more than ``max_samples``."""
+    from hw.bootstrap import _Phase
+    at = lambda s, name: s[_key(prefix, name)]
+
+    def counted(s):
+        config, requested, drawn = at(s, "bootstrap_config"), at(s, "bootstrap_requested"), at(s, "bootstrap_drawn")
+        # (the configuration is n_rows, max_samples, bootstrap from its low bits: max_samples
+        # is as wide as the counters, below the last bit)
+        max_samples = config[len(config) - 1 - len(requested):len(config) - 1]
+        drawing = at(s, "phase") == _Phase.DRAW.value
+        return Mux(drawing, (drawn <= requested) & (requested <= max_samples), (requested == 0) & (drawn == 0))
+    where = f" ({prefix})" if prefix else ""
+    return {f"draws taken <= requested <= max_samples, none outside the draws{where}": counted}
 
 
 def pe_invariants(prefix="", servers=True):

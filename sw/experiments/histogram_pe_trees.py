@@ -52,6 +52,7 @@ STATE_GROUPS = {
     "partitions": ("Partition", "Wait for the partition"),
     "node records": ("Read the node", "Decide", "Rewind", "Offer the node", "Write the left child",
                      "Write the right child", "Read the next node", "Decide the next node"),
+    "bootstrap": ("Wait for the bootstrap",),
     "tree start": ("Wait for a tree", "Clear the permutation"),
 }
 
