@@ -17,6 +17,7 @@ cases").
 import argparse
 import contextlib
 import dataclasses
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -217,8 +218,12 @@ def parameter_names(design):
     defaults = DESIGNS[design][1]
     with accepted_ranges() as ranges:
         _construct(design, defaults)
+    keywords = inspect.signature(DESIGNS[design][0]).parameters
+    open_ended = any(keyword.kind is inspect.Parameter.VAR_KEYWORD for keyword in keywords.values())
     names = []
     for name, (minimum, _) in ranges.items():
+        if name not in keywords and not open_ended:
+            continue        # (a sub-block's check: a call with it would leave an unused instance)
         try:
             _construct(design, {**defaults, name: defaults.get(name, minimum)})
         except TypeError:

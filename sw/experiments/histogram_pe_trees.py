@@ -190,7 +190,7 @@ def plot(rows, path):
     axis.invert_yaxis()
     axis.set_xlabel("cycles per forest-mode tree / one-pass bound")
     axis.set_title("Histogram PE in Verilator (dataset on the chip): where a tree's cycles go")
-    axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4)
+    axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
     figure.tight_layout()
     save_plot(figure, path)
 

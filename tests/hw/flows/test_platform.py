@@ -30,6 +30,13 @@ SMALL = {
                       "feature_lanes": 2},
     "forest_top": {"max_trees": 4, "max_rows": 64, "max_samples": 64, "feature_capacity": 4,
                    "feature_lanes": 2},
+    # the out-of-core PE's blocks
+    "histogram_unit": {"row_bits": 6},
+    "histogram_lane": {"row_bits": 6},
+    "row_gather": {"max_rows": 64},
+    "pass_engine": {"max_rows": 64},
+    "histogram_pe": {"max_rows": 64, "max_nodes": 63},
+    "bootstrap_unit": {"max_rows": 64},
 }
 
 
