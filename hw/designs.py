@@ -129,6 +129,10 @@ BUILDS = {
                                       "classes": 3, "weight_bits": 12}),
     "pass_combiner_ctg": ("pass_combiner", {"lanes": 4, "pass_bits": 4, "classes": 3, "code_bits": 8,
                                             "count_bits": 12}),
+    # The histogram PE's generator and bootstrap unit at ctg's widths (draws bounded by its
+    # 2,126 rows).
+    "rewind_random_ctg": ("rewind_random", {"bound_bits": 13, "tree_index_bits": 16}),
+    "bootstrap_unit_ctg": ("bootstrap_unit", {"max_rows": 2126, "classes": 3, "count_bits": 12}),
     # The pass engine at ctg's widths with 3 lanes, not 4: 4 lanes need 92 18x18 multipliers,
     # more than the half of the ECP5-85K's 156 that ``make fmax`` allows.
     # The histogram PE that trains the thesis datasets in its testbench (ctg's 2,126 rows,
