@@ -262,8 +262,11 @@ class HistogramPE(wiring.Component):
                              bootstrap.start.valid.eq(1), bootstrap.start.p.n_rows.eq(start.n_rows),
                              bootstrap.start.p.max_samples.eq(start.max_samples),
                              bootstrap.start.p.bootstrap.eq(start.bootstrap)]
+                # (the draw's counters set to one point at once: the new tree's features may
+                # be fewer than the last one's, and the invariants of the draw hold throughout)
                 m.d.sync += [s.config.eq(start), s.head.eq(0), s.tail.eq(1), s.clear_index.eq(0),
-                             self.overflow.eq(0), s.prefetch.eq(0), s.ahead_drawn.eq(0)]
+                             *self._new_draw(s, 0), self.overflow.eq(0), s.prefetch.eq(0),
+                             s.ahead_drawn.eq(0)]
                 m.next = "Clear the permutation"
         with m.State("Clear the permutation"):
             m.d.comb += [s.swap_write.addr.eq(s.clear_index), s.swap_write.data.tag.eq(self.max_nodes),

@@ -104,7 +104,7 @@ FORMAL = {
                                  "count_bits": 3, "pass_bits": 1, "max_nodes": 3, "max_depth": 1,
                                  "tree_index_bits": 1},
                                 invariants={**histogram_pe_invariants(), **bootstrap_invariants("bootstrap")},
-                                depth=4),
+                                depth=4, quick=True),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                    "address_bits": 3, "max_segment": 3},
                                   invariants=partition_invariants(), quick=True),
