@@ -158,7 +158,8 @@ class RewindableRandom(TreeRandom):
         # A start wins over everything above: the mixer and the output are emptied.
         with m.If(self.start):
             m.d.sync += [phase.eq(_Phase.DERIVE), derive_step.eq(0), derive_issued.eq(0),
-                         start_seed.eq(self.seed), start_tree.eq(self.tree_index), target.eq(self.position + 1), consumed.eq(self.position),
+                         start_seed.eq(self.seed), start_tree.eq(self.tree_index),
+                         target.eq(self.position + 1), consumed.eq(self.position),
                          *mixer.flush(), draw_valid.eq(0), self.bad_bound.eq(0)]
         return m
 
@@ -176,12 +177,11 @@ class RewindableRandom(TreeRandom):
             with m.Switch(derive_step):
                 with m.Case(0):                 # the seed's hash -> the key
                     m.d.comb += [mixer.input.eq(mixer.mixed ^ start_tree), mixer.input_valid.eq(1)]
-                    m.d.sync += key.eq(mixer.mixed)
                 with m.Case(1):                 # the key -> gamma
                     m.d.comb += [mixer.input.eq(mixer.mixed ^ GAMMA_SALT), mixer.input_valid.eq(1)]
                     m.d.sync += key.eq(mixer.mixed)
-                with m.Case(2):                 # gamma: raw word 0 enters
-                    # (the stream begins at the start's position, as after a rewind there)
+                with m.Case(2):                 # gamma; the counter of the start's position
+                    # is worked out as a rewind's
                     m.d.sync += [gamma.eq(mixer.mixed | 1), rewind_step.eq(0), phase.eq(_Phase.REWIND)]
 
 

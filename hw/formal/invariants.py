@@ -76,14 +76,16 @@ def histogram_pe_invariants():
 
 def bootstrap_invariants(prefix=""):
     """The bootstrap's draws: taken only once requested, never more than ``max_samples``."""
-    from hw.bootstrap import _Phase
+    from hw.bootstrap import _Phase, bootstrap_start_layout
     at = lambda s, name: s[_key(prefix, name)]
 
     def counted(s):
         config, requested, drawn = at(s, "bootstrap_config"), at(s, "bootstrap_requested"), at(s, "bootstrap_drawn")
-        # (the configuration is n_rows, max_samples, bootstrap from its low bits: max_samples
-        # is as wide as the counters, below the last bit)
-        max_samples = config[len(config) - 1 - len(requested):len(config) - 1]
+        # (the start's layout from the widths: n_rows is a row number and one bit wider,
+        # max_samples as wide as the counters, then the bootstrap flag)
+        count_bits = len(requested)
+        layout = bootstrap_start_layout(len(config) - count_bits - 2, count_bits)
+        max_samples = data.View(layout, config).max_samples
         drawing = at(s, "phase") == _Phase.DRAW.value
         return Mux(drawing, (drawn <= requested) & (requested <= max_samples), (requested == 0) & (drawn == 0))
     where = f" ({prefix})" if prefix else ""
