@@ -19,6 +19,7 @@ from hw.gini import GiniScanner
 from hw.histogram import HistogramUnit
 from hw.histogram_lane import HistogramLane
 from hw.histogram_pe import HistogramPE
+from hw.histogram_system import HistogramSystem
 from hw.rewind_rng import RewindableRandom
 from hw.row_gather import RowGather
 from hw.inbag import InBagBuilder
@@ -57,6 +58,12 @@ DESIGNS = {
     "histogram_pe": (HistogramPE, {"max_rows": 4096, "features": 32, "lanes": 4, "code_bits": 8,
                                    "classes": 8, "count_bits": 13, "pass_bits": 4, "max_nodes": 1024,
                                    "max_depth": 32}),
+    # The histogram PE with its forest loop and register bank: what sim.histogram_backend
+    # drives (``HardwareForestClassifier(backend="sim")`` on datasets the system's banks
+    # cannot hold).
+    "histogram_system": (HistogramSystem, {"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 4,
+                                           "classes": 4, "count_bits": 9, "pass_bits": 2, "max_nodes": 256,
+                                           "max_depth": 16, "tree_index_bits": 8}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

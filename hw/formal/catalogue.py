@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from hw.designs import DESIGNS, component
 from hw.formal.harness import CHECKS, KINDS, FormalHarness
-from hw.formal.invariants import (bootstrap_invariants, histogram_pe_invariants, partition_invariants, pe_invariants, sorter_invariants,
-                                  trainer_invariants)
+from hw.formal.invariants import (bootstrap_invariants, histogram_pe_invariants, histogram_system_invariants,
+                                  partition_invariants, pe_invariants, sorter_invariants, trainer_invariants)
 from hw.formal.properties import stream_ports
 
 __all__ = ["FormalBuild", "FORMAL", "Job", "jobs", "harness"]
@@ -105,6 +105,13 @@ FORMAL = {
                                  "tree_index_bits": 1},
                                 invariants={**histogram_pe_invariants(), **bootstrap_invariants("bootstrap")},
                                 depth=4, quick=True),
+    # The histogram PE behind its forest loop and register bank, at the PE's parameters.
+    "histogram_system": FormalBuild({"max_rows": 4, "features": 2, "lanes": 2, "code_bits": 1, "classes": 2,
+                                     "count_bits": 3, "pass_bits": 1, "max_nodes": 3, "max_depth": 1,
+                                     "tree_index_bits": 1},
+                                    invariants={**histogram_system_invariants(), **histogram_pe_invariants("pe"),
+                                                **bootstrap_invariants("pe.bootstrap")},
+                                    depth=4, quick=True),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                    "address_bits": 3, "max_segment": 3},
                                   invariants=partition_invariants(), quick=True),

@@ -9,13 +9,14 @@ inside the system), so that a design is proved with the invariants of the blocks
 contains.
 """
 
+
 from amaranth.hdl import Cat, Mux
 from amaranth.lib import data
 
 from hw.pe.read_address import ADDRESS_SELECTS
 
-__all__ = ["in_states", "sorter_invariants", "partition_invariants", "histogram_pe_invariants", "bootstrap_invariants",
-           "pe_invariants", "trainer_invariants"]
+__all__ = ["in_states", "sorter_invariants", "partition_invariants", "histogram_pe_invariants",
+           "histogram_system_invariants", "bootstrap_invariants", "pe_invariants", "trainer_invariants"]
 
 
 def in_states(signal, *names):
@@ -60,18 +61,30 @@ def partition_invariants():
     }
 
 
-def histogram_pe_invariants():
-    """A pass's draws: requested ahead of their takes, never past the pass's end."""
-    n_features = lambda s: data.View(s.component.start.payload.shape(), s["config"]).n_features
+def histogram_pe_invariants(prefix=""):
+    """A pass's draws: requested ahead of their takes, never past the pass's end (of the
+    histogram PE at ``prefix``, its path of submodules in the design)."""
+    pe = lambda s: s.block(prefix) if prefix else s.component
+    at = lambda s, name: s[_key(prefix, name)]
+    n_features = lambda s: data.View(pe(s).start.payload.shape(), at(s, "config")).n_features
+    where = f" ({prefix})" if prefix else ""
     return {
-        "taken <= requested <= lanes; requests' position - position = requested - taken":
-            lambda s: (s["lane"] <= s["requested"]) & (s["requested"] <= s.component.lanes)
-            & (s["request_position"] + s["lane"] == s["draw_position"] + s["requested"]),
-        "position <= the next request's position <= the tree's features":
-            lambda s: (s["draw_position"] <= s["request_position"]) & (s["request_position"] <= n_features(s)),
-        "a draw being swapped was requested":
-            lambda s: ~in_states(s["histogram_pe_state"], "Swap") | (s["lane"] < s["requested"]),
+        f"taken <= requested <= lanes; requests' position - position = requested - taken{where}":
+            lambda s: (at(s, "lane") <= at(s, "requested")) & (at(s, "requested") <= pe(s).lanes)
+            & (at(s, "request_position") + at(s, "lane") == at(s, "draw_position") + at(s, "requested")),
+        f"position <= the next request's position <= the tree's features{where}":
+            lambda s: (at(s, "draw_position") <= at(s, "request_position"))
+            & (at(s, "request_position") <= n_features(s)),
+        f"a draw being swapped was requested{where}":
+            lambda s: ~in_states(at(s, "histogram_pe_state"), "Swap") | (at(s, "lane") < at(s, "requested")),
     }
+
+
+def histogram_system_invariants():
+    """The forest loop runs only while the system is busy."""
+    return {"the forest loop's states only while busy":
+            lambda s: ~in_states(s[".histogram_system_state"], "Start the tree", "Check the start", "Grow")
+            | s[".busy"]}
 
 
 def bootstrap_invariants(prefix=""):

@@ -27,7 +27,7 @@ from hw.trainer import dataset_layout, forest_node_layout
 from sim.support.streams import StreamSink, StreamSource, clock_cycles
 from sim.support.trees import bits
 
-__all__ = ["Transport", "CocotbTransport", "row_beats"]
+__all__ = ["Transport", "CocotbRegisters", "CocotbTransport", "row_beats"]
 
 
 class Transport:
@@ -76,27 +76,16 @@ class Transport:
         raise NotImplementedError
 
 
-class CocotbTransport(Transport):
-    """The simulated ``ForestSystem`` ``dut`` of the build ``capacity`` (a
-    ``sim.support.trees.PECapacity``) and inference ``geometry``, under cocotb. The stream
-    drivers are the attributes ``dataset``, ``trees``, ``trees_in``, ``rows`` and
-    ``predictions`` (all in ``drivers``; whoever owns the clock starts them)."""
+class CocotbRegisters(Transport):
+    """The register bus (``csr__*``) and the clock of a simulated ``dut`` under cocotb,
+    with the stream drivers' settings (``source`` and ``sink``) for a subclass's streams."""
 
-    def __init__(self, dut, capacity, geometry, max_trees, rng, idle_probability=0.0,
-                 stall_probability=0.0, period_ns=10):
+    def __init__(self, dut, rng, idle_probability=0.0, stall_probability=0.0, period_ns=10):
         self.dut, self.period_ns = dut, period_ns
         clock = dut.clk
-        source = {"clock": clock, "rng": rng, "idle_probability": idle_probability, "period_ns": period_ns}
-        sink = {"clock": clock, "rng": rng, "stall_probability": stall_probability, "period_ns": period_ns,
-                "reset": dut.rst}
-        self.dataset = StreamSource(dut, "dataset", dataset_layout(capacity.code_bits, capacity.label_bits,
-                                                                   capacity.feature_lanes), **source)
-        self.trees = StreamSink(dut, "trees", forest_node_layout(bits(max_trees - 1), capacity.node_layout),
-                                **sink)
-        self.trees_in = StreamSource(dut, "trees_in", geometry.node_layout, **source)
-        self.rows = StreamSource(dut, "rows", geometry.row_layout, **source)
-        self.predictions = StreamSink(dut, "predictions", geometry.prediction_layout, **sink)
-        self.drivers = [self.dataset, self.trees, self.trees_in, self.rows, self.predictions]
+        self.source = {"clock": clock, "rng": rng, "idle_probability": idle_probability, "period_ns": period_ns}
+        self.sink = {"clock": clock, "rng": rng, "stall_probability": stall_probability, "period_ns": period_ns,
+                     "reset": dut.rst}
         dut.csr__write.value = 0
         dut.csr__read.value = 0
 
@@ -116,6 +105,33 @@ class CocotbTransport(Transport):
         value = int(self.dut.csr__read_data.value)
         await RisingEdge(self.dut.clk)
         return value
+
+    async def wait_cycles(self, count):
+        """Wait ``count`` cycles (two wake-ups when called right after a rising edge)."""
+        await clock_cycles(self.dut.clk, count, self.period_ns)
+
+    def cycle_count(self):
+        return int(get_sim_time("ns")) // self.period_ns
+
+
+class CocotbTransport(CocotbRegisters):
+    """The simulated ``ForestSystem`` ``dut`` of the build ``capacity`` (a
+    ``sim.support.trees.PECapacity``) and inference ``geometry``, under cocotb. The stream
+    drivers are the attributes ``dataset``, ``trees``, ``trees_in``, ``rows`` and
+    ``predictions`` (all in ``drivers``; whoever owns the clock starts them)."""
+
+    def __init__(self, dut, capacity, geometry, max_trees, rng, idle_probability=0.0,
+                 stall_probability=0.0, period_ns=10):
+        super().__init__(dut, rng, idle_probability, stall_probability, period_ns)
+        source, sink = self.source, self.sink
+        self.dataset = StreamSource(dut, "dataset", dataset_layout(capacity.code_bits, capacity.label_bits,
+                                                                   capacity.feature_lanes), **source)
+        self.trees = StreamSink(dut, "trees", forest_node_layout(bits(max_trees - 1), capacity.node_layout),
+                                **sink)
+        self.trees_in = StreamSource(dut, "trees_in", geometry.node_layout, **source)
+        self.rows = StreamSource(dut, "rows", geometry.row_layout, **source)
+        self.predictions = StreamSink(dut, "predictions", geometry.prediction_layout, **sink)
+        self.drivers = [self.dataset, self.trees, self.trees_in, self.rows, self.predictions]
 
     async def send_dataset(self, beats):
         for beat in beats:
@@ -142,13 +158,6 @@ class CocotbTransport(Transport):
 
     def clear_predictions(self):
         self.predictions.clear()
-
-    async def wait_cycles(self, count):
-        """Wait ``count`` cycles (two wake-ups when called right after a rising edge)."""
-        await clock_cycles(self.dut.clk, count, self.period_ns)
-
-    def cycle_count(self):
-        return int(get_sim_time("ns")) // self.period_ns
 
 
 def row_beats(codes, labels):
