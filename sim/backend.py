@@ -89,11 +89,11 @@ class _Progress:
     second, until the simulator starts), then the trees done of ``n_trees``.
     ``enabled`` None: only on a terminal."""
 
-    def __init__(self, enabled, n_trees, design):
+    def __init__(self, enabled, n_trees, design, toplevel="forest_system"):
         self.disable = None if enabled is None else not enabled
         self.n_trees, self.design = n_trees, design
         self.started, self.bar, self.phase = time.monotonic(), None, "build"
-        self.built = (build_folder(design) / "verilog.sha1").exists()
+        self.built = (build_folder(design, toplevel) / "verilog.sha1").exists()
 
     def _bar(self, **options):
         from tqdm import tqdm
@@ -107,7 +107,8 @@ class _Progress:
                 self.bar = self._bar(desc="backend='sim': training", total=self.n_trees, unit="tree")
         elif self.phase == "build" and self.bar is None and time.monotonic() > self.started + 1:
             design = self.design
-            what = (f"{design['max_rows']} rows x {design['feature_capacity']} features, "
+            features = design.get("feature_capacity", design.get("features"))
+            what = (f"{design['max_rows']} rows x {features} features, "
                     f"{design['classes']} classes, depth {design['max_depth']}")
             self.bar = self._bar(bar_format="{desc}: {elapsed}", desc=(
                 f"backend='sim': elaborating the build of {what} (Verilator model already built)"
@@ -143,8 +144,9 @@ def _log_tail(log, lines=25):
 
 
 def _session(design, job, *, module="sim.host.session", setting="job", n_trees=0, progress=None,
-             show_log=None, watch=None, **settings):
-    """Run one host session on the build ``design`` and return its result.
+             show_log=None, watch=None, toplevel="forest_system", **settings):
+    """Run one host session on the build ``design`` (of the top-level design ``toplevel``)
+    and return its result.
 
     Progress bars (:class:`_Progress`; ``progress`` None: on a terminal unless
     ``HWFOREST_PROGRESS=0``) follow the session's progress file, which ``watch(text)`` (if
@@ -158,9 +160,9 @@ def _session(design, job, *, module="sim.host.session", setting="job", n_trees=0
                                                 ("job.pkl", "result.pkl", "progress.txt"))
         with open(job_path, "wb") as file:
             pickle.dump(job, file)
-        bar = _Progress(_flag(progress, "HWFOREST_PROGRESS"), n_trees, design)
+        bar = _Progress(_flag(progress, "HWFOREST_PROGRESS"), n_trees, design, toplevel)
         run = concurrent.futures.ThreadPoolExecutor(1)
-        future = run.submit(simulate, "forest_system", module, parameters=design, visibility="ports",
+        future = run.submit(simulate, toplevel, module, parameters=design, visibility="ports",
                             log_file=log, testbench={setting: job_path, "result": result_path,
                                                      "progress": progress_path, **settings})
         run.shutdown(wait=False)
@@ -179,7 +181,7 @@ def _session(design, job, *, module="sim.host.session", setting="job", n_trees=0
             bar.close()
         with open(result_path, "rb") as file:
             result = pickle.load(file)
-    record_build(design)
+    record_build(design, toplevel)
     if isinstance(result, dict) and "error" in result:
         raise AcceleratorError(result["error"]["message"], result["error"]["flags"], log=log)
     return result

@@ -126,31 +126,36 @@ def shortfall(design, codes, params, n_trees, seed):
     return None
 
 
-def build_folder(design):
-    """The Verilator folder ``sim.runner`` builds ``design`` into (port visibility)."""
-    parameters = {**DESIGNS["forest_system"][1], **design}
-    return runner.BUILD_ROOT / "sim" / f"{design_name('forest_system', parameters)}_ports"
+def build_folder(design, toplevel="forest_system"):
+    """The Verilator folder ``sim.runner`` builds ``design`` (parameters of the top-level
+    design ``toplevel``) into (port visibility)."""
+    parameters = {**DESIGNS[toplevel][1], **design}
+    return runner.BUILD_ROOT / "sim" / f"{design_name(toplevel, parameters)}_ports"
 
 
-def _registry():
-    return Path(runner.BUILD_ROOT) / "sim" / "backend_builds.json"
+#: The file listing the builds made for each top-level design the backend drives.
+_REGISTRIES = {"forest_system": "backend_builds.json", "histogram_system": "histogram_builds.json"}
 
 
-def known_builds():
+def _registry(toplevel):
+    return Path(runner.BUILD_ROOT) / "sim" / _REGISTRIES[toplevel]
+
+
+def known_builds(toplevel="forest_system"):
     """The designs built for the backend whose Verilator folder still exists."""
     try:
-        designs = json.loads(_registry().read_text())
+        designs = json.loads(_registry(toplevel).read_text())
     except (OSError, ValueError):
         return []
-    return [design for design in designs if (build_folder(design) / "verilog.sha1").exists()]
+    return [design for design in designs if (build_folder(design, toplevel) / "verilog.sha1").exists()]
 
 
-def record_build(design):
-    """Add ``design`` to the builds :func:`choose_design` may reuse (atomically)."""
-    designs = known_builds()
+def record_build(design, toplevel="forest_system"):
+    """Add ``design`` to the builds that later jobs may reuse (atomically)."""
+    designs = known_builds(toplevel)
     if dict(design) in designs:
         return
-    path = _registry()
+    path = _registry(toplevel)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f"{path.name}.{os.getpid()}")
     temporary.write_text(json.dumps([*designs, dict(design)], indent=1, sort_keys=True))

@@ -9,6 +9,7 @@ thresholds, whose ``predict`` and ``predict_proba`` equal the model's on every i
 
 import copy
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -21,10 +22,15 @@ from sw.methods.forest.quantize import MAX_CODE_BITS, QUANTIZER_KINDS, make_quan
 from sw.methods.params import (Boolean, Instance, Integer, Options, Real,
                               classification_data, validate_parameters)
 
-__all__ = ["HardwareForestClassifier", "MODE_DEFAULTS", "MODES", "BACKENDS"]
+__all__ = ["HardwareForestClassifier", "MODE_DEFAULTS", "MODES", "BACKENDS", "SIM_ENGINES"]
 
 MODES = ("forest", "thesis")
 BACKENDS = ("model", "sim")
+#: What ``backend="sim"`` simulates: the ``ForestSystem`` (sorted lists, inference engine)
+#: or the histogram system (the histogram PE: larger datasets, forest mode, codes of at
+#: most 10 bits); "auto": the system when a build of it can hold the job, else the
+#: histogram system.
+SIM_ENGINES = ("auto", "system", "histogram")
 #: The value of a parameter that takes its mode's default (:data:`MODE_DEFAULTS`).
 AUTO = "auto"
 #: Per mode, the values that parameters left at ``"auto"`` take. Thesis mode is the
@@ -82,6 +88,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         holds the data is reused, else one is built for the data's size, which takes
         minutes (``docs/running.md``). Both give the same trees and predictions; an error
         flag of the accelerator is raised as ``sim.host.errors.AcceleratorError``.
+    sim_engine : {"auto", "system", "histogram"}, default "auto"
+        ``backend="sim"`` only: "system" simulates the ``ForestSystem`` (above);
+        "histogram" the histogram system (``hw.histogram_system``: one histogram PE with
+        its dataset on the chip, up to 65,536 rows x 1,024 features, forest mode,
+        ``min_samples_leaf=1``, ``code_bits`` at most 10), which has no inference engine:
+        a forest trained there is predicted by the golden model's inference (the same
+        votes; a ``UserWarning`` at fit says so); "auto": the system when one of its
+        builds can hold the job, else the histogram system. The same trees either way.
     pe_count : int, default 2
         Processing elements of the simulated accelerator (``backend="sim"``, at most
         ``sim.backend.LIMITS["pe_count"]``); the trees do not depend on it, the cycle
@@ -114,11 +128,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         :meth:`to_sklearn`'s export (so equal to scikit-learn's definition).
     train_cycles_, sort_cycles_ : int
         ``backend="sim"`` only: simulated cycles of the training (presort included) and of
-        the presort.
+        the presort (0 on the histogram system, which has none).
+    sim_engine_ : str
+        ``backend="sim"`` only: "system" or "histogram", what trained the forest.
     sim_design_ : dict
-        ``backend="sim"`` only: the accelerator's build parameters (predictions run on the
-        same build, loading the trained trees: nothing is trained again; the last inference
-        is kept, so ``predict`` then ``predict_proba`` on the same rows simulate once).
+        ``backend="sim"`` only: the build's parameters (on the system, predictions run on
+        the same build, loading the trained trees: nothing is trained again; the last
+        inference is kept, so ``predict`` then ``predict_proba`` on the same rows simulate
+        once).
 
     Not supported: ``sample_weight`` (the bootstrap's integer weights are the only
     weights) and ``warm_start``.
@@ -139,6 +156,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         "max_features_supported": [Integer(1)],
         "max_rows_supported": [Integer(1)],
         "backend": [Options(*BACKENDS)],
+        "sim_engine": [Options(*SIM_ENGINES)],
         "pe_count": [Integer(1)],
         "verbose": [Options(None), Integer(0, 2)],
         "n_jobs": [Options(None), Integer(1), Integer(-(1 << 16), -1)],
@@ -150,8 +168,8 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
                  bootstrap=True, max_features="sqrt",
                  min_samples_split=2, min_samples_leaf=1, quantizer=AUTO, code_bits=16,
                  max_classes=256, max_features_supported=16384,
-                 max_rows_supported=1 << 20, backend="model", pe_count=2, verbose=None,
-                 n_jobs=None, random_state=None):
+                 max_rows_supported=1 << 20, backend="model", sim_engine="auto", pe_count=2,
+                 verbose=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.mode = mode
         self.max_depth = max_depth
@@ -166,6 +184,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         self.max_features_supported = max_features_supported
         self.max_rows_supported = max_rows_supported
         self.backend = backend
+        self.sim_engine = sim_engine
         self.pe_count = pe_count
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -209,27 +228,45 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
                                                           self.n_classes_)
         self.effective_params_ = params
         if params["backend"] == "sim":
-            from sim import backend     # the one hook into the simulation (loads cocotb)
             # Refused at once, before quantising or elaborating anything.
-            backend.check_job(X.shape[0], X.shape[1], self.n_classes_, params["n_estimators"],
-                              self.training_parameters_, pe_count=params["pe_count"],
-                              code_bits=params["code_bits"])
+            self.sim_engine_ = _sim_engine(X.shape, self.n_classes_, self.training_parameters_, params)
         self.quantizer_ = make_quantizer(params["quantizer"], params["code_bits"])
         codes = self.quantizer_.fit_transform(X)
         self.seed_ = _resolve_seed(params["random_state"])
         self._sim_last = None
         if params["backend"] == "sim":
-            result = backend.train(codes, labels, self.training_parameters_, self.seed_,
-                                   params["n_estimators"], pe_count=params["pe_count"],
-                                   code_bits=params["code_bits"], **self._sim_output())
-            self.trees_ = result["trees"]
-            self.train_cycles_, self.sort_cycles_ = result["train_cycles"], result["sort_cycles"]
-            self.sim_design_ = result["design"]
+            self._sim_train(codes, labels, params)
         else:
             self.trees_ = model.train_forest(codes, labels, self.training_parameters_,
                                              self.seed_, params["n_estimators"],
                                              n_jobs=params["n_jobs"])
         return self
+
+    def _sim_train(self, codes, labels, params):
+        """Train on the simulated engine :attr:`sim_engine_` chose."""
+        if self.sim_engine_ == "histogram":
+            from sim import histogram_backend       # (loads cocotb)
+            result = histogram_backend.train(codes, labels, self.training_parameters_, self.seed_,
+                                             params["n_estimators"], code_bits=params["code_bits"],
+                                             **self._sim_output())
+            result["sort_cycles"] = 0
+            warnings.warn("backend='sim' trained this forest on the histogram system, which has no "
+                          "inference engine: predict, predict_proba and predict_votes use the golden "
+                          "model's inference (the same votes as the system's engine)", UserWarning,
+                          stacklevel=3)
+        else:
+            from sim import backend                 # (loads cocotb)
+            result = backend.train(codes, labels, self.training_parameters_, self.seed_,
+                                   params["n_estimators"], pe_count=params["pe_count"],
+                                   code_bits=params["code_bits"], **self._sim_output())
+        self.trees_ = result["trees"]
+        self.train_cycles_, self.sort_cycles_ = result["train_cycles"], result["sort_cycles"]
+        self.sim_design_ = result["design"]
+
+    def _simulated_inference(self):
+        """Whether predictions run in the simulation (the system's inference engine)."""
+        params = self.effective_params_
+        return params["backend"] == "sim" and getattr(self, "sim_engine_", "system") == "system"
 
     def _sim_output(self):
         """``backend``'s progress and log options for ``verbose``."""
@@ -241,7 +278,7 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
         """The simulated inference of ``codes`` (the last one kept: same rows, one run)."""
         key = (codes.shape, codes.tobytes())
         if getattr(self, "_sim_last", None) is None or self._sim_last[0] != key:
-            from sim import backend     # the one hook into the simulation (loads cocotb)
+            from sim import backend     # (loads cocotb)
             result = backend.predict(self.trees_, codes, self.sim_design_, **self._sim_output())
             self._sim_last = (key, result)
         return self._sim_last[1]
@@ -254,14 +291,14 @@ class HardwareForestClassifier(ClassifierMixin, BaseEstimator):
     def predict_votes(self, X):
         """Number of trees voting for each class, int64 array (n_samples, n_classes)."""
         codes = self._codes(X)
-        if self.effective_params_["backend"] == "sim":
+        if self._simulated_inference():
             return self._sim_inference(codes)["votes"][:, :self.n_classes_]
         return model.forest_votes(self.trees_, codes, self.n_classes_)
 
     def predict_class_counts(self, X):
         """Sum of the reached leaves' weighted class counts (the hardware's optional output)."""
         codes = self._codes(X)
-        if self.effective_params_["backend"] == "sim":
+        if self._simulated_inference():
             return self._sim_inference(codes)["class_count_sums"][:, :self.n_classes_]
         return model.forest_class_counts(self.trees_, codes, self.n_classes_)
 
@@ -330,6 +367,31 @@ def _export_tree(tree, quantizer, n_features, n_classes, node_dtype, tree_class)
     exported.__setstate__({"max_depth": int(tree.depth.max()), "node_count": tree.n_nodes,
                            "nodes": nodes, "values": values})
     return exported
+
+
+def _sim_engine(shape, n_classes, training, params):
+    """The engine ``backend="sim"`` trains on ("system" or "histogram"), after checking
+    that it can serve the job (``ValueError`` naming the value and the limit otherwise)."""
+    from sim import backend, histogram_backend      # (loads cocotb)
+    (n_rows, n_features), n_trees, code_bits = shape, params["n_estimators"], params["code_bits"]
+    engine = params["sim_engine"]
+    if engine in ("auto", "system"):
+        try:
+            backend.check_job(n_rows, n_features, n_classes, n_trees, training, pe_count=params["pe_count"],
+                              code_bits=code_bits)
+            return "system"
+        except ValueError as refusal:
+            if engine == "system":
+                raise
+            system_refusal = refusal
+    try:
+        histogram_backend.check_job(n_rows, n_features, n_classes, n_trees, training, code_bits=code_bits)
+    except ValueError as refusal:
+        if engine == "histogram":
+            raise
+        raise ValueError(f"{system_refusal}; nor can the histogram system (sim_engine='histogram') "
+                         f"train it: {refusal}") from None
+    return "histogram"
 
 
 def _resolve_max_samples(max_samples, n_rows):

@@ -1,0 +1,47 @@
+"""A host session on the simulated histogram system: the cocotb side of ``sim.histogram_backend``.
+
+Reads a job (a pickle named by the testbench setting ``job``): ``{"train": {"codes",
+"labels", "params", "seed", "n_trees"}}``; runs it through
+:class:`sim.host.histogram_driver.HistogramHostDriver` and writes the result (a pickle
+named by ``result``): the trees and the cycles. An error the accelerator or the driver
+reports goes into the result as ``error`` (message and flags), so that the backend raises
+it in the user's process. Progress (the trees done) goes to the file named by
+``progress``, as :mod:`sim.host.session` writes it.
+"""
+
+import pickle
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles
+
+from sim.host.errors import AcceleratorError
+from sim.host.histogram_driver import HistogramHostDriver
+from sim.host.session import _Progress
+from sim.runner import testbench_parameters
+from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS
+
+
+@cocotb.test()
+async def run_job(dut):
+    settings = testbench_parameters()
+    with open(settings["job"], "rb") as file:
+        job = pickle.load(file)
+    progress = _Progress(settings.get("progress"))
+    Clock(dut.clk, CLOCK_PERIOD_NS, unit="ns", impl=CLOCK_IMPL).start()
+    host = HistogramHostDriver(dut, settings["design"], period_ns=CLOCK_PERIOD_NS)
+    for driver in host.drivers:
+        cocotb.start_soon(driver.run())
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 2)
+    dut.rst.value = 0
+    result = {"capacity": await host.check_identity()}
+    try:
+        train = job["train"]
+        await host.load_dataset(train["codes"], train["labels"])
+        trees, cycles = await host.train(train["params"], train["seed"], train["n_trees"], progress=progress)
+        result.update(trees=trees, train_cycles=cycles)
+    except AcceleratorError as error:
+        result["error"] = {"message": error.reason, "flags": error.flags}
+    with open(settings["result"], "wb") as file:
+        pickle.dump(result, file)
