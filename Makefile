@@ -116,9 +116,10 @@ outofcore: $(STAMP) ## the out-of-core plan's cost model (its PE built on chip, 
 # build that holds them, node for node as the model, with the cost model, the one-pass
 # bound, oneDAL and where the cycles go (~45 min: the large builds compile for minutes).
 THESIS_SETS := iris sonar ctg cmc wine breast_cancer_coimbra heart_failure breast_cancer_wisconsin
-histpe: $(STAMP) ## random20k, isolet and the thesis datasets on the simulated histogram PE: results/histogram_pe_{trees,thesis}.{md,png}
+histpe: $(STAMP) ## random20k, isolet and the thesis datasets on the simulated histogram PE, and the estimator's fits through the histogram system: results/histogram_pe_{trees,thesis}.{md,png}, results/histogram_fits.md
 	$(VPY) -m sw.experiments.histogram_pe_trees
 	$(VPY) -m sw.experiments.histogram_pe_trees --datasets $(THESIS_SETS) --trees 3 --build histogram_pe_datasets --out results/histogram_pe_thesis.md
+	$(VPY) -m sw.experiments.histogram_fits
 
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).
 accuracy: $(STAMP) ## model vs scikit-learn accuracy, 5-fold CV x 3 seeds: results/accuracy_*.md
