@@ -66,7 +66,11 @@ class StreamReader(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bus, data_bits, depth = self.bus, self.data_bits, self.fifo_depth
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=data_bits, depth=depth)
+        # One word more than the reads in flight: the buffered FIFO's ``level`` counts its
+        # output register, but it takes a word only while its inner FIFO (``depth`` words
+        # here) has room. Built ``depth`` deep, with 2 reads in flight an answer arriving
+        # while the inner word had not yet moved to the empty output register was dropped.
+        m.submodules.fifo = fifo = SyncFIFOBuffered(width=data_bits, depth=depth + 1)
         most = max(self.words)
         target = Signal(range(len(self.layouts) + 1))
         to_issue = Signal(40)
