@@ -20,6 +20,7 @@ from hw.histogram import HistogramUnit
 from hw.histogram_lane import HistogramLane
 from hw.histogram_pe import HistogramPE
 from hw.histogram_system import HistogramSystem
+from hw.histogram_top import HistogramTop
 from hw.rewind_rng import RewindableRandom
 from hw.row_gather import RowGather
 from hw.inbag import InBagBuilder
@@ -64,6 +65,11 @@ DESIGNS = {
     "histogram_system": (HistogramSystem, {"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 4,
                                            "classes": 4, "count_bits": 9, "pass_bits": 2, "max_nodes": 256,
                                            "max_depth": 16, "tree_index_bits": 8}),
+    # The histogram system behind Avalon-MM (register slave, interrupt, DMA masters):
+    # ``hw/histogram_top.py``.
+    "histogram_top": (HistogramTop, {"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 4, "classes": 4,
+                                     "count_bits": 9, "pass_bits": 2, "max_nodes": 256, "max_depth": 16,
+                                     "tree_index_bits": 8, "read_fifo_depth": 8}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

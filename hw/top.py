@@ -32,7 +32,7 @@ from hw.avalon.crossing import RegisterCrossing, StreamCrossing
 from hw.checks import check_integer, refuse_construction
 from hw.system import REGISTERS, STATUS_BITS, ForestSystem
 
-__all__ = ["ForestTop", "TOP_REGISTERS", "IRQ_CAUSES", "DMA_STATUS_BITS", "READ_TARGETS",
+__all__ = ["AvalonTop", "ForestTop", "check_top_parameters", "TOP_REGISTERS", "IRQ_CAUSES", "DMA_STATUS_BITS", "READ_TARGETS",
            "WRITE_TARGETS", "ERROR_STATUS_BITS"]
 
 #: Causes of the interrupt, by bit of ``IRQ_ENABLE`` / ``IRQ_STATUS``.
@@ -75,46 +75,40 @@ TOP_REGISTERS = {
 }
 
 
-class ForestTop(wiring.Component):
-    """The system behind Avalon-MM (module docstring). Parameters: as :class:`ForestSystem`,
-    plus ``read_fifo_depth`` (reads in flight, 1 to 256), ``separate_core_clock`` (the system on a
-    clock of its own, domain ``core``) and ``crossing_depth`` (entries of each stream's
-    clock-crossing FIFO, a power of two from 2 to 64; only with a separate core clock)."""
+class AvalonTop(wiring.Component):
+    """A system with a register bus (``csr``), streams and a ``status`` word behind Avalon-MM
+    (the module docstring), for :class:`ForestTop` and ``hw.histogram_top.HistogramTop``:
+    ``system`` the component, ``read_targets`` / ``write_targets`` its streams by
+    ``READ_START`` / ``WRITE_START`` value, ``status_bits`` its ``status`` word's bits (one of
+    them ``busy``) and ``error_bits`` those whose rise raises the ``error`` cause. Parameters
+    ``read_fifo_depth``, ``separate_core_clock``, ``crossing_depth``: as :class:`ForestTop`'s."""
 
-    def __init__(self, *, read_fifo_depth=8, separate_core_clock=False, crossing_depth=8,
-                 **system_parameters):
-        try:
-            if not isinstance(separate_core_clock, bool):
-                raise TypeError(f"separate_core_clock must be True or False, not {separate_core_clock!r}")
-            check_integer("read_fifo_depth", read_fifo_depth, 1, 256)
-            check_integer("crossing_depth", crossing_depth, 2, 64)
-            if crossing_depth & (crossing_depth - 1):
-                raise ValueError(f"crossing_depth must be a power of two, not {crossing_depth}")
-            self._system = ForestSystem(**system_parameters)
-        except (TypeError, ValueError):
-            refuse_construction(self)
-            raise
+    def __init__(self, system, *, read_targets, write_targets, status_bits, error_bits, read_fifo_depth=8,
+                 separate_core_clock=False, crossing_depth=8):
+        self._system = system
+        self.read_targets, self.write_targets = dict(read_targets), dict(write_targets)
+        self.status_bits, self.error_bits = tuple(status_bits), tuple(error_bits)
         self.separate_core_clock = separate_core_clock
         self.crossing_depth = crossing_depth
-        s = self._system
-        streams = {name: getattr(s, name).signature.members["payload"].shape
-                   for name in ("dataset", "trees_in", "rows", "trees", "predictions")}
-        self.reader = StreamReader([streams[name] for name in READ_TARGETS.values()],
+        streams = {name: getattr(system, name).signature.members["payload"].shape
+                   for name in [*self.read_targets.values(), *self.write_targets.values()]}
+        self.reader = StreamReader([streams[name] for name in self.read_targets.values()],
                                    fifo_depth=read_fifo_depth)
-        self.writer = StreamWriter([streams[name] for name in WRITE_TARGETS.values()])
-        self.words = dict(zip(READ_TARGETS.values(), self.reader.words))
-        self.words.update(zip(WRITE_TARGETS.values(), self.writer.words))
+        self.writer = StreamWriter([streams[name] for name in self.write_targets.values()])
+        self.words = dict(zip(self.read_targets.values(), self.reader.words))
+        self.words.update(zip(self.write_targets.values(), self.writer.words))
         super().__init__({
             "csr": In(slave_signature()), "irq": Out(1),
             "mem_read": Out(read_master_signature()), "mem_write": Out(write_master_signature()),
         })
 
+
     def _streams(self, m, system, reader, writer):
         """Connect the DMA engines to the system's streams, through clock-crossing FIFOs with a
         separate core clock; return the ``level`` of the read-side crossings and of ``trees``'s."""
         levels = {}
-        for index, name in [*READ_TARGETS.items(), *WRITE_TARGETS.items()]:
-            reading = name in READ_TARGETS.values()
+        for index, name in [*self.read_targets.items(), *self.write_targets.items()]:
+            reading = name in self.read_targets.values()
             ends = ((getattr(reader, f"out{index}"), getattr(system, name)) if reading
                     else (getattr(system, name), getattr(writer, f"in{index}")))
             if not self.separate_core_clock:
@@ -198,13 +192,13 @@ class ForestTop(wiring.Component):
 
         # ------------------------------------------------------------ interrupt
         status, drained, read_done = self._watched(m, system, reader, levels)
-        errors = Cat([status[STATUS_BITS.index(name)] for name in ERROR_STATUS_BITS], dma_status[3:])
+        errors = Cat([status[self.status_bits.index(name)] for name in self.error_bits], dma_status[3:])
         errors_before = Signal.like(errors)
         training = Signal()             # a training ran; ``trained`` once its trees are written
         m.d.sync += errors_before.eq(errors)
-        with m.If(status[STATUS_BITS.index("busy")]):
+        with m.If(status[self.status_bits.index("busy")]):
             m.d.sync += training.eq(1)
-        trained = training & ~status[STATUS_BITS.index("busy")] & drained & ~writer.busy
+        trained = training & ~status[self.status_bits.index("busy")] & drained & ~writer.busy
         with m.If(trained):
             m.d.sync += training.eq(0)
         raised = Cat(trained, (errors & ~errors_before).any(), read_done, writer.done)
@@ -218,13 +212,13 @@ class ForestTop(wiring.Component):
         read job's end (its last beat taken by the system, not only by a crossing)."""
         if not self.separate_core_clock:
             return system.status, 1, reader.done
-        busy = system.status[STATUS_BITS.index("busy")]
+        busy = system.status[self.status_bits.index("busy")]
         core_side = Signal(len(system.status) + 1)     # registered: no glitch reaches the synchroniser
         m.d.core += core_side.eq(Cat(system.status, ~busy & (levels["trees"] == 0)))
         bus_side = Signal.like(core_side)
         m.submodules.status_sync = FFSynchronizer(core_side, bus_side, o_domain="sync")
         draining = Signal()             # a read job ended; its beats may still be crossing
-        crossed = Cat(levels[name] == 0 for name in READ_TARGETS.values()).all()
+        crossed = Cat(levels[name] == 0 for name in self.read_targets.values()).all()
         read_done = Signal()
         m.d.comb += read_done.eq(draining & crossed)
         with m.If(reader.done):
@@ -232,6 +226,36 @@ class ForestTop(wiring.Component):
         with m.Elif(read_done):
             m.d.sync += draining.eq(0)
         return bus_side[:-1], bus_side[-1], read_done
+
+def check_top_parameters(read_fifo_depth, separate_core_clock, crossing_depth):
+    """Refuse, by name and range, the wrapper's own parameters."""
+    if not isinstance(separate_core_clock, bool):
+        raise TypeError(f"separate_core_clock must be True or False, not {separate_core_clock!r}")
+    check_integer("read_fifo_depth", read_fifo_depth, 1, 256)
+    check_integer("crossing_depth", crossing_depth, 2, 64)
+    if crossing_depth & (crossing_depth - 1):
+        raise ValueError(f"crossing_depth must be a power of two, not {crossing_depth}")
+
+
+class ForestTop(AvalonTop):
+    """The system behind Avalon-MM (module docstring). Parameters: as :class:`ForestSystem`,
+    plus ``read_fifo_depth`` (reads in flight, 1 to 256), ``separate_core_clock`` (the system on a
+    clock of its own, domain ``core``) and ``crossing_depth`` (entries of each stream's
+    clock-crossing FIFO, a power of two from 2 to 64; only with a separate core clock)."""
+
+    def __init__(self, *, read_fifo_depth=8, separate_core_clock=False, crossing_depth=8,
+                 **system_parameters):
+        try:
+            check_top_parameters(read_fifo_depth, separate_core_clock, crossing_depth)
+            system = ForestSystem(**system_parameters)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
+        super().__init__(system, read_targets=READ_TARGETS, write_targets=WRITE_TARGETS,
+                         status_bits=STATUS_BITS, error_bits=ERROR_STATUS_BITS,
+                         read_fifo_depth=read_fifo_depth, separate_core_clock=separate_core_clock,
+                         crossing_depth=crossing_depth)
+
 
 
 assert not set(TOP_REGISTERS) & set(REGISTERS)

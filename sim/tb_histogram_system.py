@@ -26,13 +26,18 @@ from sw.methods.forest.model import TrainingParameters, train_forest
 
 
 class HistogramSystemTestbench(StreamTestbench):
-    def __init__(self, dut):
+    """The host driver on the system's own bus and streams, or on ``transport`` (with no
+    stream drivers of the testbench's: ``sim.tb_histogram_top``'s Avalon-MM transport)."""
+
+    def __init__(self, dut, transport=None):
         super().__init__(dut)
         self.host = HistogramHostDriver(dut, self.design, self.rng,
                                         idle_probability=self.settings.get("idle_probability", 0.3),
-                                        stall_probability=self.settings.get("stall_probability", 0.3))
+                                        stall_probability=self.settings.get("stall_probability", 0.3),
+                                        transport=transport)
         self.capacity = self.host.capacity
-        self.sources, self.sinks = [self.host.transport.dataset], [self.host.transport.trees]
+        if transport is None:
+            self.sources, self.sinks = [self.host.transport.dataset], [self.host.transport.trees]
 
     def random_job(self):
         c, rng = self.capacity, self.rng
@@ -123,11 +128,11 @@ async def error_flags_raise_and_clear(dut):
             continue                                        # (not held by the 8-bit register)
         await host.configure(params, 1, 1)
         await host.write(register, value)
-        host.transport.clear_trees()
+        await host.transport.arm_trees(1)
         await host.write("CONTROL", 1)
         await host.transport.wait_cycles(40)
         await _expect_flag(tb, flag, f"{register} = {value}")
-        assert not host.transport.received_trees(), f"{register} = {value}: a node left"
+        assert not await host.transport.collect_trees(), f"{register} = {value}: a node left"
     # A good start clears the flags and trains as the model does.
     trees, _ = await host.train(params, 1, 2)
     for got, want in zip(trees, train_forest(codes, labels, params, 1, 2)):

@@ -112,6 +112,15 @@ FORMAL = {
                                     invariants={**histogram_system_invariants(), **histogram_pe_invariants("pe"),
                                                 **bootstrap_invariants("pe.bootstrap")},
                                     depth=4, quick=True),
+    # The histogram system behind Avalon-MM: no stream ports (as forest_top); its
+    # memories, named states and the system's invariants at their paths.
+    "histogram_top": FormalBuild({"max_rows": 4, "features": 2, "lanes": 2, "code_bits": 1, "classes": 2,
+                                  "count_bits": 3, "pass_bits": 1, "max_nodes": 3, "max_depth": 1,
+                                  "tree_index_bits": 1, "read_fifo_depth": 2},
+                                 invariants={**histogram_system_invariants("system"),
+                                             **histogram_pe_invariants("system.pe"),
+                                             **bootstrap_invariants("system.pe.bootstrap")},
+                                 depth=4),
     "partition_unit": FormalBuild({"max_rows": 4, "max_samples": 4, "code_bits": 2,
                                    "address_bits": 3, "max_segment": 3},
                                   invariants=partition_invariants(), quick=True),

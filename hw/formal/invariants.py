@@ -80,11 +80,13 @@ def histogram_pe_invariants(prefix=""):
     }
 
 
-def histogram_system_invariants():
-    """The forest loop runs only while the system is busy."""
-    return {"the forest loop's states only while busy":
-            lambda s: ~in_states(s[".histogram_system_state"], "Start the tree", "Check the start", "Grow")
-            | s[".busy"]}
+def histogram_system_invariants(prefix=""):
+    """The forest loop (of the histogram system at ``prefix``) runs only while it is busy."""
+    at = lambda s, name: s[_key(prefix, name)]
+    where = f" ({prefix})" if prefix else ""
+    return {f"the forest loop's states only while busy{where}":
+            lambda s: ~in_states(at(s, "histogram_system_state"), "Start the tree", "Check the start", "Grow")
+            | at(s, "busy")}
 
 
 def bootstrap_invariants(prefix=""):

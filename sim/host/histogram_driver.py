@@ -4,8 +4,12 @@ As :mod:`sim.host.driver` for the ``ForestSystem``: registers by name
 (``hw.histogram_system.HISTOGRAM_REGISTERS``), the dataset streamed in row by row, a
 forest trained and its node records collected into ``sw.methods.forest.model.Tree`` s,
 errors as :class:`sim.host.errors.AcceleratorError` naming the ``STATUS`` flags. The words
-and beats travel through a :class:`sim.host.transport.Transport` (by default
-:class:`HistogramTransport`, the cocotb simulation).
+and beats travel through a transport: by default :class:`HistogramTransport` (the
+system's own bus and streams under cocotb), or
+:class:`sim.host.avalon_transport.AvalonTransport` (``histogram_top``'s Avalon-MM slave
+and a memory its DMA masters read and write, as a board would). A transport has the
+register calls, ``send_dataset``, ``arm_trees(limit)`` and ``collect_trees()``,
+``wait_cycles`` and ``cycle_count``.
 
 What the histogram PE trains is the golden model's forest-mode tree (a fresh feature draw
 a split, ``min_samples_leaf = 1``); a job outside that is refused before anything is
@@ -126,11 +130,13 @@ class HistogramTransport(CocotbRegisters):
             self.dataset.send(beat)
         await self.dataset.wait_idle()
 
-    def received_trees(self):
-        return self.trees.received
-
-    def clear_trees(self):
+    async def arm_trees(self, limit):
+        """Ready to receive at most ``limit`` node beats (here: the sink forgets the last ones)."""
         self.trees.clear()
+
+    async def collect_trees(self):
+        """The node beats received since :meth:`arm_trees`."""
+        return list(self.trees.received)
 
 
 class HistogramHostDriver:
@@ -214,7 +220,7 @@ class HistogramHostDriver:
             raise ValueError("no dataset loaded: call load_dataset first")
         check_histogram_job(self.capacity, self.n_rows, self.n_features, params.n_classes, params, n_trees)
         await self.configure(params, seed, n_trees)
-        self.transport.clear_trees()
+        await self.transport.arm_trees(n_trees * self.capacity.max_nodes)
         await self.write("CONTROL", 1)
         waited = 0
         while True:
@@ -234,7 +240,7 @@ class HistogramHostDriver:
             raise AcceleratorError(f"training stopped after {done} of {n_trees} trees: "
                                    + self.explain(status, errors), errors)
         groups = [[] for _ in range(n_trees)]
-        for beat in self.transport.received_trees():
+        for beat in await self.transport.collect_trees():
             groups[beat["tree"]].append(beat["node"])
         trees = [tree_from_records(records, self.capacity, params.n_classes, f"tree {index}")
                  for index, records in enumerate(groups)]
