@@ -93,7 +93,7 @@ fmaxnexus: $(STAMP) ## Fmax proxy on nextpnr-nexus (LIFCL-40, 28 nm) beside ECP5
 # needed to write them; docs/arria10.md says what to add in Quartus). QUARTUS_ARGS="--probe"
 # writes the stand-alone synthesis probe project instead, e.g.
 # "--probe --set forest_system.pe_count=4".
-quartus: $(STAMP) ## write forest_top's Platform Designer component (_hw.tcl) into build/quartus/ (QUARTUS_ARGS=--probe: the probe project)
+quartus: $(STAMP) ## write forest_top's Platform Designer component (_hw.tcl) into build/quartus/ (QUARTUS_ARGS=--probe: the probe project; --component histogram_top: the histogram system's)
 	$(VPY) -m hw.flows.quartus --out $(BUILD)/quartus $(QUARTUS_ARGS)
 
 # Cycles per tree against the cycle model, speed-ups and what limits them, golden model vs

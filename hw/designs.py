@@ -69,7 +69,8 @@ DESIGNS = {
     # ``hw/histogram_top.py``.
     "histogram_top": (HistogramTop, {"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 4, "classes": 4,
                                      "count_bits": 9, "pass_bits": 2, "max_nodes": 256, "max_depth": 16,
-                                     "tree_index_bits": 8, "read_fifo_depth": 8}),
+                                     "tree_index_bits": 8, "read_fifo_depth": 8, "separate_core_clock": False,
+                                     "crossing_depth": 8}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

@@ -1,7 +1,8 @@
 """Write a complete Quartus Prime Pro project for the Arria 10 without Quartus installed.
 
 ``python -m hw.flows.quartus --out build/quartus [--set forest_top.PARAMETER=VALUE ...]``
-(``make quartus``) writes the Platform Designer component of ``forest_top``
+(``make quartus``) writes the Platform Designer component of ``forest_top``, or with
+``--component histogram_top`` that of the histogram system behind the same wrapper
 (:func:`write_component`): its Verilog and ``<module>_hw.tcl`` (clock, reset, the Avalon-MM
 register slave ``csr``, the Avalon-MM masters ``mem_read`` and ``mem_write``, the interrupt
 sender ``irq``), to be instantiated beside the board's PCIe hard IP and DDR4 interface
@@ -40,10 +41,14 @@ from hw.flows.cli import add_set_option, checked_overrides
 from hw.flows.platform import Arria10Platform
 
 __all__ = ["DemoTop", "DEFAULT_TOP", "SYSTEM_DESIGNS", "default_blocks", "write_project",
-           "check_constraints", "write_component", "component_tcl", "COMPONENT_DESIGN", "main"]
+           "check_constraints", "write_component", "component_tcl", "COMPONENT_DESIGN", "COMPONENT_DESIGNS",
+           "main"]
 
-#: The design ``make quartus`` writes as a Platform Designer component.
+#: The design ``make quartus`` writes as a Platform Designer component by default.
 COMPONENT_DESIGN = "forest_top"
+#: The designs that are Platform Designer components (``--component``): display names.
+COMPONENT_DESIGNS = {"forest_top": "Random-forest training accelerator",
+                     "histogram_top": "Random-forest training accelerator (histogram PE)"}
 
 #: Default name of the top-level entity (and of the .qsf/.qpf/.v files).
 DEFAULT_TOP = "demo_top"
@@ -249,13 +254,13 @@ _INTERFACES = {
 }
 
 
-def component_tcl(module, component):
-    """The ``_hw.tcl`` text of ``component`` (a ``hw.top.ForestTop``) as Verilog ``module``."""
-    lines = ["# Platform Designer component of the forest training accelerator (hw/top.py).",
+def component_tcl(module, component, display_name=COMPONENT_DESIGNS[COMPONENT_DESIGN]):
+    """The ``_hw.tcl`` text of ``component`` (a ``hw.top.AvalonTop``) as Verilog ``module``."""
+    lines = [f"# Platform Designer component of the forest training accelerator ({type(component).__module__}).",
              "# Written by hw/flows/quartus.py; not yet opened in Platform Designer (docs/arria10.md).",
              "package require -exact qsys 16.1", "",
              f"set_module_property NAME {module}", "set_module_property VERSION 1.0",
-             'set_module_property DISPLAY_NAME "Random-forest training accelerator"',
+             f'set_module_property DISPLAY_NAME "{display_name}"',
              'set_module_property GROUP "hwforest"', "set_module_property EDITABLE false", "",
              "add_fileset QUARTUS_SYNTH QUARTUS_SYNTH \"\" \"\"",
              f"set_fileset_property QUARTUS_SYNTH TOP_LEVEL {module}",
@@ -287,17 +292,18 @@ def component_tcl(module, component):
     return "\n".join(lines)
 
 
-def write_component(out_dir, parameters=None):
-    """Write ``forest_top``'s Verilog and ``_hw.tcl`` into ``out_dir``; return the paths."""
+def write_component(out_dir, parameters=None, design=COMPONENT_DESIGN):
+    """Write ``design``'s (one of :data:`COMPONENT_DESIGNS`) Verilog and ``_hw.tcl`` into
+    ``out_dir``; return the paths."""
     from amaranth.back import verilog
     from hw.designs import component, design_name
-    parameters = {**DESIGNS[COMPONENT_DESIGN][1], **(parameters or {})}
-    module = design_name(COMPONENT_DESIGN, parameters)
-    top = component(COMPONENT_DESIGN, parameters)
+    parameters = {**DESIGNS[design][1], **(parameters or {})}
+    module = design_name(design, parameters)
+    top = component(design, parameters)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tcl_path, verilog_path = out_dir / f"{module}_hw.tcl", out_dir / f"{module}.v"
-    tcl_path.write_text(component_tcl(module, top))
+    tcl_path.write_text(component_tcl(module, top, COMPONENT_DESIGNS[design]))
     verilog_path.write_text(verilog.convert(top, name=module, emit_src=False))
     return [verilog_path, tcl_path]
 
@@ -305,6 +311,8 @@ def write_component(out_dir, parameters=None):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="build/quartus", help="output folder (default: %(default)s)")
+    parser.add_argument("--component", default=COMPONENT_DESIGN, choices=sorted(COMPONENT_DESIGNS),
+                        help="the Platform Designer component written (default: %(default)s)")
     parser.add_argument("--probe", action="store_true",
                         help="write the synthesis probe project (DemoTop) instead of forest_top's "
                              "Platform Designer component")
@@ -317,11 +325,12 @@ def main(argv=None):
     arguments = parser.parse_args(argv)
     parameters = checked_overrides(parser, arguments)
     if not arguments.probe:
-        unknown = sorted(set(parameters) - {COMPONENT_DESIGN})
+        chosen = arguments.component
+        unknown = sorted(set(parameters) - {chosen})
         if arguments.blocks or unknown:
-            parser.error(f"without --probe only {COMPONENT_DESIGN} is written: "
+            parser.error(f"without --probe only {chosen} is written: "
                          f"--blocks and --set {', '.join(unknown) or '...'} need --probe")
-        for path in write_component(arguments.out, parameters.get(COMPONENT_DESIGN)):
+        for path in write_component(arguments.out, parameters.get(chosen), chosen):
             print(f"wrote {path}")
         print(f"add {Path(arguments.out)} to Platform Designer's IP search path "
               f"(docs/arria10.md: PCIe hard IP with DMA, DDR4 EMIF, pins)")

@@ -230,14 +230,15 @@ def test_cli_sets_parameters(tmp_path, capsys):
         main(["--out", str(tmp_path), "--blocks", "tree_random"])
 
 
-@pytest.mark.parametrize("separate_core_clock", [False, True])
-def test_component_declares_every_port_of_forest_top(tmp_path, capsys, separate_core_clock):
-    """`make quartus` without --probe: forest_top's Verilog and _hw.tcl; every port of the
-    Verilog module is in exactly one interface, with its direction and width (with the
-    separate core clock, its clock and reset too)."""
-    settings = [f"--set=forest_top.{key}={value}" for key, value in SMALL["forest_top"].items()]
-    settings.append(f"--set=forest_top.separate_core_clock={separate_core_clock}")
-    assert main(["--out", str(tmp_path), *settings]) == 0
+@pytest.mark.parametrize("design, separate_core_clock", [("forest_top", False), ("forest_top", True),
+                                                          ("histogram_top", False)])
+def test_component_declares_every_port_of_forest_top(tmp_path, capsys, design, separate_core_clock):
+    """`make quartus` without --probe: forest_top's (or histogram_top's) Verilog and _hw.tcl;
+    every port of the Verilog module is in exactly one interface, with its direction and
+    width (with the separate core clock, its clock and reset too)."""
+    settings = [f"--set={design}.{key}={value}" for key, value in SMALL.get(design, {}).items()]
+    settings.append(f"--set={design}.separate_core_clock={separate_core_clock}")
+    assert main(["--out", str(tmp_path), "--component", design, *settings]) == 0
     (tcl,) = tmp_path.glob("*_hw.tcl")
     module = tcl.name[:-len("_hw.tcl")]
     verilog = (tmp_path / f"{module}.v").read_text()
