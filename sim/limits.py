@@ -17,10 +17,14 @@ cases").
 import argparse
 import contextlib
 import dataclasses
+import gc
 import inspect
 import sys
 import time
+import warnings
 from pathlib import Path
+
+from amaranth.hdl import UnusedElaboratable
 
 from hw.designs import DESIGNS, component
 
@@ -239,13 +243,27 @@ def parameter_names(design):
         if name not in keywords and not open_ended:
             continue        # (a sub-block's check: a call with it would leave an unused instance)
         try:
-            _construct(design, {**defaults, name: defaults.get(name, minimum)})
+            with _refusals_unused():
+                _construct(design, {**defaults, name: defaults.get(name, minimum)})
         except TypeError:
             continue                              # not a keyword of the constructor
         except ValueError:
             pass                                  # a keyword, refused with the defaults
         names.append(name)
     return names
+
+
+@contextlib.contextmanager
+def _refusals_unused():
+    """A sub-block made before its own constructor refused an unknown keyword (passed on
+    through a ``**parameters``) exists without having been constructed: collected here,
+    without the warning that it was never used."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        try:
+            yield
+        finally:
+            gc.collect()
 
 
 def _construct(design, parameters):
