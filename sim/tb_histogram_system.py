@@ -39,6 +39,10 @@ class HistogramSystemTestbench(StreamTestbench):
         if transport is None:
             self.sources, self.sinks = [self.host.transport.dataset], [self.host.transport.trees]
 
+    def random_codes(self, n_rows):
+        c = self.capacity
+        return np.array([[self.rng.randrange(1 << c.code_bits) for _ in range(c.features)] for _ in range(n_rows)])
+
     def random_job(self):
         c, rng = self.capacity, self.rng
         n_rows = rng.choice([2, c.max_rows, rng.randint(2, c.max_rows), rng.randint(2, c.max_rows)])
@@ -114,7 +118,7 @@ async def error_flags_raise_and_clear(dut):
     tb.without_stalls()
     await tb.begin()
     host, c = tb.host, tb.capacity
-    codes = np.array([[tb.rng.randrange(1 << c.code_bits) for _ in range(c.features)] for _ in range(8)])
+    codes = tb.random_codes(8)
     labels = np.array([0, 1] * 4)
     params = TrainingParameters(n_classes=2, max_samples=8, features_per_split=1, max_depth=c.max_depth)
     await host.load_dataset(codes, labels)
@@ -152,7 +156,7 @@ async def start_while_busy_is_flagged(dut):
     tb.without_stalls()
     await tb.begin()
     host, c = tb.host, tb.capacity
-    codes = np.array([[tb.rng.randrange(1 << c.code_bits) for _ in range(c.features)] for _ in range(c.max_rows)])
+    codes = tb.random_codes(c.max_rows)
     labels = np.array([tb.rng.randrange(2) for _ in range(c.max_rows)])
     params = TrainingParameters(n_classes=2, max_samples=c.max_rows, features_per_split=1, max_depth=2)
     await host.load_dataset(codes, labels)

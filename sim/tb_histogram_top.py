@@ -71,7 +71,7 @@ async def interrupt_causes_rise_and_clear(dut):
     await tb.begin()
     host, c = tb.host, tb.capacity
     await tb.top("IRQ_ENABLE", (1 << len(IRQ_CAUSES)) - 1)
-    codes = np.array([[tb.rng.randrange(1 << c.code_bits) for _ in range(c.features)] for _ in range(12)])
+    codes = tb.random_codes(12)
     labels = np.array([0, 1, 1] * 4)
     # (depth 1: three nodes, which every build holds)
     params = TrainingParameters(n_classes=2, max_samples=12, features_per_split=2, max_depth=1)

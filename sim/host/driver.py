@@ -23,7 +23,7 @@ from hw.inference import InferenceGeometry
 from hw.system import IDENTIFIER, REGISTERS
 from sim.host.errors import (INFERENCE_ERRORS, STATUS_BITS, TRAINING_ERRORS, AcceleratorError,
                              decode_status, explain)
-from sim.host.transport import CocotbTransport, row_beats
+from sim.host.transport import CocotbTransport, NamedRegisters, row_beats
 from sim.support.testbench import CLOCK_IMPL
 from sim.support.trees import PECapacity, dataset_beats, tree_from_nodes, tree_inputs
 
@@ -49,7 +49,7 @@ async def start_host(dut, design, clock_period_ns=10):
     return host, await host.check_identity()
 
 
-class HostDriver:
+class HostDriver(NamedRegisters):
     """Drives a ``ForestSystem`` built with the parameters ``design``: the simulated
     ``dut`` (with stream stalls drawn from ``rng``), or whatever ``transport`` reaches."""
 
@@ -77,16 +77,7 @@ class HostDriver:
     drivers = property(lambda self: self.transport.drivers)
 
     # ---------------------------------------------------------------- registers
-    async def write(self, name, value):
-        address, access, width, _ = REGISTERS[name]
-        if access == "R":
-            raise ValueError(f"register {name} is read-only")
-        if not 0 <= int(value) < 1 << 32:
-            raise ValueError(f"{name} = {value} does not fit a 32-bit register")
-        await self.transport.write_register(address, int(value))
-
-    async def read(self, name):
-        return await self.transport.read_register(REGISTERS[name][0])
+    registers = REGISTERS
 
     async def status(self):
         return decode_status(await self.read("STATUS"))
@@ -133,18 +124,7 @@ class HostDriver:
         await self.configure(params, seed, n_trees)
         self.transport.clear_trees()
         await self.write("CONTROL", 1)
-        waited = 0
-        while True:
-            await self.cycles(poll)
-            waited += poll
-            status = await self.status()
-            if progress is not None:
-                progress(await self.read("TREES_DONE"))
-            if not status["busy"]:
-                break
-            if waited > budget:
-                raise AcceleratorError(f"training did not finish within {budget} cycles "
-                                       f"({await self.read('TREES_DONE')} of {n_trees} trees done)")
+        status = await self.wait_while_busy(n_trees, budget, poll, progress)
         errors = [flag for flag in TRAINING_ERRORS if status[flag]]
         if errors:
             raise AcceleratorError(self._training_error(errors, status, params), errors)

@@ -25,7 +25,7 @@ from hw.histogram_system import (HISTOGRAM_IDENTIFIER, HISTOGRAM_REGISTERS, HIST
                                  forest_record_layout)
 from hw.row_gather import dataset_layout
 from sim.host.errors import AcceleratorError
-from sim.host.transport import CocotbRegisters
+from sim.host.transport import CocotbRegisters, NamedRegisters
 from sim.support.streams import StreamSink, StreamSource
 from sim.support.trees import bits
 from sw.methods.forest.model import Tree
@@ -139,7 +139,7 @@ class HistogramTransport(CocotbRegisters):
         return list(self.trees.received)
 
 
-class HistogramHostDriver:
+class HistogramHostDriver(NamedRegisters):
     """Drives a ``HistogramSystem`` built with the parameters ``design``: the simulated
     ``dut`` (stream stalls drawn from ``rng``), or whatever ``transport`` reaches."""
 
@@ -152,17 +152,7 @@ class HistogramHostDriver:
         self.n_rows = self.n_features = None
 
     drivers = property(lambda self: self.transport.drivers)
-
-    async def write(self, name, value):
-        address, access, width, _ = HISTOGRAM_REGISTERS[name]
-        if access == "R":
-            raise ValueError(f"register {name} is read-only")
-        if not 0 <= int(value) < 1 << 32:
-            raise ValueError(f"{name} = {value} does not fit a 32-bit register")
-        await self.transport.write_register(address, int(value))
-
-    async def read(self, name):
-        return await self.transport.read_register(HISTOGRAM_REGISTERS[name][0])
+    registers = HISTOGRAM_REGISTERS
 
     async def status(self):
         word = await self.read("STATUS")
@@ -222,18 +212,7 @@ class HistogramHostDriver:
         await self.configure(params, seed, n_trees)
         await self.transport.arm_trees(n_trees * self.capacity.max_nodes)
         await self.write("CONTROL", 1)
-        waited = 0
-        while True:
-            await self.transport.wait_cycles(poll)
-            waited += poll
-            status = await self.status()
-            if progress is not None:
-                progress(await self.read("TREES_DONE"))
-            if not status["busy"]:
-                break
-            if waited > budget:
-                raise AcceleratorError(f"training did not finish within {budget} cycles "
-                                       f"({await self.read('TREES_DONE')} of {n_trees} trees done)")
+        status = await self.wait_while_busy(n_trees, budget, poll, progress)
         errors = [flag for flag in TRAINING_ERRORS if status[flag]]
         if errors:
             done = await self.read("TREES_DONE")

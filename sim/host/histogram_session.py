@@ -9,25 +9,25 @@ it in the user's process. Progress (the trees done) goes to the file named by
 ``progress``, as :mod:`sim.host.session` writes it.
 """
 
-import pickle
-
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
-from sim.host.errors import AcceleratorError
 from sim.host.histogram_driver import HistogramHostDriver
-from sim.host.session import _Progress
-from sim.runner import testbench_parameters
+from sim.host.session import load_job, run_and_save
 from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS
+
+
+async def _train(host, job, result, progress):
+    train = job["train"]
+    await host.load_dataset(train["codes"], train["labels"])
+    trees, cycles = await host.train(train["params"], train["seed"], train["n_trees"], progress=progress)
+    result.update(trees=trees, train_cycles=cycles)
 
 
 @cocotb.test()
 async def run_job(dut):
-    settings = testbench_parameters()
-    with open(settings["job"], "rb") as file:
-        job = pickle.load(file)
-    progress = _Progress(settings.get("progress"))
+    settings, job, progress = load_job()
     Clock(dut.clk, CLOCK_PERIOD_NS, unit="ns", impl=CLOCK_IMPL).start()
     host = HistogramHostDriver(dut, settings["design"], period_ns=CLOCK_PERIOD_NS)
     for driver in host.drivers:
@@ -36,12 +36,4 @@ async def run_job(dut):
     await ClockCycles(dut.clk, 2)
     dut.rst.value = 0
     result = {"capacity": await host.check_identity()}
-    try:
-        train = job["train"]
-        await host.load_dataset(train["codes"], train["labels"])
-        trees, cycles = await host.train(train["params"], train["seed"], train["n_trees"], progress=progress)
-        result.update(trees=trees, train_cycles=cycles)
-    except AcceleratorError as error:
-        result["error"] = {"message": error.reason, "flags": error.flags}
-    with open(settings["result"], "wb") as file:
-        pickle.dump(result, file)
+    await run_and_save(settings, result, _train(host, job, result, progress))

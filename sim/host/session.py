@@ -61,17 +61,28 @@ async def _run(host, job, result, progress):
                       rows_correct=await host.read("ROWS_CORRECT"))
 
 
-@cocotb.test()
-async def run_job(dut):
+def load_job():
+    """The settings, the job (the pickle the setting ``job`` names) and the progress file."""
     settings = testbench_parameters()
     with open(settings["job"], "rb") as file:
         job = pickle.load(file)
-    progress = _Progress(settings.get("progress"))
-    host, capacity = await start_host(dut, settings["design"])
-    result = {"capacity": capacity}
+    return settings, job, _Progress(settings.get("progress"))
+
+
+async def run_and_save(settings, result, work):
+    """Await ``work`` (a coroutine filling ``result``); an :class:`AcceleratorError` goes
+    into the result as ``error``; the result is written to the file ``result`` names."""
     try:
-        await _run(host, job, result, progress)
+        await work
     except AcceleratorError as error:
         result["error"] = {"message": error.reason, "flags": error.flags}
     with open(settings["result"], "wb") as file:
         pickle.dump(result, file)
+
+
+@cocotb.test()
+async def run_job(dut):
+    settings, job, progress = load_job()
+    host, capacity = await start_host(dut, settings["design"])
+    result = {"capacity": capacity}
+    await run_and_save(settings, result, _run(host, job, result, progress))

@@ -24,10 +24,11 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from hw.trainer import dataset_layout, forest_node_layout
+from sim.host.errors import AcceleratorError
 from sim.support.streams import StreamSink, StreamSource, clock_cycles
 from sim.support.trees import bits
 
-__all__ = ["Transport", "CocotbRegisters", "CocotbTransport", "row_beats"]
+__all__ = ["Transport", "NamedRegisters", "CocotbRegisters", "CocotbTransport", "row_beats"]
 
 
 class Transport:
@@ -74,6 +75,41 @@ class Transport:
     def cycle_count(self):
         """Accelerator clock cycles since the start of the session."""
         raise NotImplementedError
+
+
+class NamedRegisters:
+    """A host driver's register access by name: ``registers`` is its map (name ->
+    (address, access, width, meaning)); the words go through ``self.transport``."""
+
+    registers = {}
+
+    async def write(self, name, value):
+        address, access, width, _ = self.registers[name]
+        if access == "R":
+            raise ValueError(f"register {name} is read-only")
+        if not 0 <= int(value) < 1 << 32:
+            raise ValueError(f"{name} = {value} does not fit a 32-bit register")
+        await self.transport.write_register(address, int(value))
+
+    async def read(self, name):
+        return await self.transport.read_register(self.registers[name][0])
+
+    async def wait_while_busy(self, n_trees, budget, poll, progress=None):
+        """Poll ``STATUS`` (the driver's ``status()``) every ``poll`` cycles until ``busy``
+        falls; return it. ``progress(TREES_DONE)`` after each poll; past ``budget`` cycles
+        the error says how many of ``n_trees`` trees are done."""
+        waited = 0
+        while True:
+            await self.transport.wait_cycles(poll)
+            waited += poll
+            status = await self.status()
+            if progress is not None:
+                progress(await self.read("TREES_DONE"))
+            if not status["busy"]:
+                return status
+            if waited > budget:
+                raise AcceleratorError(f"training did not finish within {budget} cycles "
+                                       f"({await self.read('TREES_DONE')} of {n_trees} trees done)")
 
 
 class CocotbRegisters(Transport):
