@@ -1,8 +1,9 @@
 """``HardwareForestClassifier(backend="sim")`` on datasets larger than the ``ForestSystem``'s
-builds (issue #22): random20k (20,000 x 100) and isolet (7,797 x 617) trained on the
-simulated histogram system, tree for tree against ``backend="model"``.
+builds (issue #22): random20k (20,000 x 100), isolet (7,797 x 617) and mnist_test10k
+(10,000 x 784) trained on the simulated histogram system, tree for tree against
+``backend="model"``.
 
-``python -m sw.experiments.histogram_fits [--datasets random20k isolet] [--trees 2]
+``python -m sw.experiments.histogram_fits [--datasets random20k isolet mnist_test10k] [--trees 2]
 [--out results/histogram_fits.md]``
 
 Per dataset: the estimator as a user calls it (``backend="sim"``, ``sim_engine="auto"``,
@@ -28,7 +29,7 @@ from sw.methods.forest.estimator import HardwareForestClassifier
 
 __all__ = ["fit_both", "measure", "table", "main"]
 
-DEFAULT_DATASETS = ("random20k", "isolet")
+DEFAULT_DATASETS = ("random20k", "isolet", "mnist_test10k")
 SETTINGS = {"code_bits": 8, "verbose": 1}
 TREE_FIELDS = ("feature", "threshold_code", "left_child", "right_child", "class_counts", "majority_class",
                "n_samples", "n_rows", "depth")
