@@ -79,11 +79,11 @@ class HistogramSystem(wiring.Component):
     def __init__(self, *, tree_index_bits=16, **pe_parameters):
         try:
             check_integer("tree_index_bits", tree_index_bits, 1, 31)
-            self._pe = HistogramPE(tree_index_bits=tree_index_bits, **pe_parameters)
+            self.pe = HistogramPE(tree_index_bits=tree_index_bits, **pe_parameters)
         except (TypeError, ValueError):
             refuse_construction(self)
             raise
-        pe = self.pe = self._pe
+        pe = self.pe
         self.tree_index_bits = tree_index_bits
         self.max_trees = 1 << tree_index_bits
         super().__init__({
@@ -95,16 +95,18 @@ class HistogramSystem(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.pe = pe = self._pe
+        m.submodules.pe = pe = self.pe
         busy, done, bad_config = Signal(name="busy"), Signal(name="done"), Signal(name="bad_config")
         dataset_error, start_while_busy = Signal(name="dataset_error"), Signal(name="start_while_busy")
         too_wide = Signal(name="too_wide")
-        tree = Signal(self.tree_index_bits, name="tree")
-        trees_done, cycles = Signal(32, name="trees_done"), Signal(32, name="cycles")
+        # The tree being grown, which is also the count of trees done (one bit wider than a
+        # tree index: a forest of MAX_TREES trees ends at MAX_TREES).
+        tree = Signal(self.tree_index_bits + 1, name="tree")
+        cycles = Signal(32, name="cycles")
         status = Cat(busy, done, bad_config, dataset_error, start_while_busy, pe.bad_start, pe.overflow,
                      too_wide)
         m.d.comb += self.status.eq(status)
-        values, start = self._registers(m, status, cycles, trees_done)
+        values, start = self._registers(m, status, cycles, tree)
         # The forest's parameters as they were at the accepted start: a register written
         # while it trains changes nothing until the next start.
         n_trees = Signal(len(values["N_TREES"]))
@@ -124,7 +126,7 @@ class HistogramSystem(wiring.Component):
             refused = (values["N_TREES"] == 0) | (values["N_TREES"] > self.max_trees)
             m.d.sync += [too_wide.eq(wide), bad_config.eq(refused), start_while_busy.eq(0), done.eq(0)]
             with m.If(~wide & ~refused):
-                m.d.sync += [busy.eq(1), tree.eq(0), trees_done.eq(0), cycles.eq(0), config.eq(asked),
+                m.d.sync += [busy.eq(1), tree.eq(0), cycles.eq(0), config.eq(asked),
                              n_trees.eq(values["N_TREES"])]
         with m.If(busy):
             m.d.sync += cycles.eq(cycles + 1)
@@ -170,7 +172,7 @@ class HistogramSystem(wiring.Component):
                     m.d.sync += busy.eq(0)
                     m.next = "Idle"
                 with m.Elif(pe.nodes.valid & self.trees.ready & record.last):
-                    m.d.sync += [trees_done.eq(trees_done + 1), tree.eq(tree + 1)]
+                    m.d.sync += tree.eq(tree + 1)
                     with m.If(tree + 1 == n_trees):
                         m.d.sync += [busy.eq(0), done.eq(1)]
                         m.next = "Idle"
@@ -181,7 +183,7 @@ class HistogramSystem(wiring.Component):
     def _registers(self, m, status, cycles, trees_done):
         """The register bank: the configuration registers (name -> signal) and the start
         strobe. Reads answer a cycle after the strobe, as ``ForestSystem``'s."""
-        pe = self._pe
+        pe = self.pe
         constants = {"ID": HISTOGRAM_IDENTIFIER, "LANES": pe.lanes, "MAX_ROWS": pe.max_rows,
                      "FEATURE_CAPACITY": pe.features, "CLASSES": pe.classes, "MAX_TREES": self.max_trees,
                      "MAX_DEPTH": pe.max_depth, "CODE_BITS": pe.code_bits,

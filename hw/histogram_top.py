@@ -10,9 +10,8 @@ records (``WRITE_START = 1``) to ``WRITE_BASE``. A separate core clock works as 
 Avalon-MM").
 """
 
-from hw.checks import refuse_construction
 from hw.histogram_system import HISTOGRAM_REGISTERS, HISTOGRAM_STATUS_BITS, HistogramSystem
-from hw.top import TOP_REGISTERS, AvalonTop, check_top_parameters
+from hw.top import TOP_REGISTERS, AvalonTop
 
 __all__ = ["HistogramTop", "HISTOGRAM_READ_TARGETS", "HISTOGRAM_WRITE_TARGETS", "HISTOGRAM_ERROR_BITS"]
 
@@ -26,20 +25,11 @@ HISTOGRAM_ERROR_BITS = ("bad_config", "dataset_error", "start_while_busy", "bad_
 
 class HistogramTop(AvalonTop):
     """The histogram system behind Avalon-MM (module docstring). Parameters: as
-    :class:`HistogramSystem`, plus ``read_fifo_depth``, ``separate_core_clock`` and
-    ``crossing_depth`` as :class:`hw.top.ForestTop`'s."""
+    :class:`HistogramSystem`, plus the wrapper's (:class:`hw.top.AvalonTop`)."""
 
-    def __init__(self, *, read_fifo_depth=8, separate_core_clock=False, crossing_depth=8, **system_parameters):
-        try:
-            check_top_parameters(read_fifo_depth, separate_core_clock, crossing_depth)
-            system = HistogramSystem(**system_parameters)
-        except (TypeError, ValueError):
-            refuse_construction(self)
-            raise
-        super().__init__(system, read_targets=HISTOGRAM_READ_TARGETS, write_targets=HISTOGRAM_WRITE_TARGETS,
-                         status_bits=HISTOGRAM_STATUS_BITS, error_bits=HISTOGRAM_ERROR_BITS,
-                         read_fifo_depth=read_fifo_depth, separate_core_clock=separate_core_clock,
-                         crossing_depth=crossing_depth)
+    system_class = HistogramSystem
+    read_targets, write_targets = HISTOGRAM_READ_TARGETS, HISTOGRAM_WRITE_TARGETS
+    status_bits, error_bits = HISTOGRAM_STATUS_BITS, HISTOGRAM_ERROR_BITS
 
 
 assert not set(TOP_REGISTERS) & set(HISTOGRAM_REGISTERS)

@@ -32,7 +32,7 @@ from hw.avalon.crossing import RegisterCrossing, StreamCrossing
 from hw.checks import check_integer, refuse_construction
 from hw.system import REGISTERS, STATUS_BITS, ForestSystem
 
-__all__ = ["AvalonTop", "ForestTop", "check_top_parameters", "TOP_REGISTERS", "IRQ_CAUSES", "DMA_STATUS_BITS", "READ_TARGETS",
+__all__ = ["AvalonTop", "ForestTop", "TOP_REGISTERS", "IRQ_CAUSES", "DMA_STATUS_BITS", "READ_TARGETS",
            "WRITE_TARGETS", "ERROR_STATUS_BITS"]
 
 #: Causes of the interrupt, by bit of ``IRQ_ENABLE`` / ``IRQ_STATUS``.
@@ -77,17 +77,30 @@ TOP_REGISTERS = {
 
 class AvalonTop(wiring.Component):
     """A system with a register bus (``csr``), streams and a ``status`` word behind Avalon-MM
-    (the module docstring), for :class:`ForestTop` and ``hw.histogram_top.HistogramTop``:
-    ``system`` the component, ``read_targets`` / ``write_targets`` its streams by
-    ``READ_START`` / ``WRITE_START`` value, ``status_bits`` its ``status`` word's bits (one of
-    them ``busy``) and ``error_bits`` those whose rise raises the ``error`` cause. Parameters
-    ``read_fifo_depth``, ``separate_core_clock``, ``crossing_depth``: as :class:`ForestTop`'s."""
+    (the module docstring), for :class:`ForestTop` and ``hw.histogram_top.HistogramTop``,
+    which name it in class attributes: ``system_class``, ``read_targets`` / ``write_targets``
+    (its streams by ``READ_START`` / ``WRITE_START`` value), ``status_bits`` (its ``status``
+    word's bits, one of them ``busy``) and ``error_bits`` (those whose rise raises the
+    ``error`` cause). Parameters: the system's, plus ``read_fifo_depth`` (reads in flight, 1
+    to 256), ``separate_core_clock`` (the system on a clock of its own, domain ``core``) and
+    ``crossing_depth`` (entries of each stream's clock-crossing FIFO, a power of two from 2
+    to 64; only with a separate core clock)."""
 
-    def __init__(self, system, *, read_targets, write_targets, status_bits, error_bits, read_fifo_depth=8,
-                 separate_core_clock=False, crossing_depth=8):
-        self._system = system
-        self.read_targets, self.write_targets = dict(read_targets), dict(write_targets)
-        self.status_bits, self.error_bits = tuple(status_bits), tuple(error_bits)
+    system_class = read_targets = write_targets = status_bits = error_bits = None
+
+    def __init__(self, *, read_fifo_depth=8, separate_core_clock=False, crossing_depth=8,
+                 **system_parameters):
+        try:
+            if not isinstance(separate_core_clock, bool):
+                raise TypeError(f"separate_core_clock must be True or False, not {separate_core_clock!r}")
+            check_integer("read_fifo_depth", read_fifo_depth, 1, 256)
+            check_integer("crossing_depth", crossing_depth, 2, 64)
+            if crossing_depth & (crossing_depth - 1):
+                raise ValueError(f"crossing_depth must be a power of two, not {crossing_depth}")
+            self._system = system = self.system_class(**system_parameters)
+        except (TypeError, ValueError):
+            refuse_construction(self)
+            raise
         self.separate_core_clock = separate_core_clock
         self.crossing_depth = crossing_depth
         streams = {name: getattr(system, name).signature.members["payload"].shape
@@ -101,7 +114,6 @@ class AvalonTop(wiring.Component):
             "csr": In(slave_signature()), "irq": Out(1),
             "mem_read": Out(read_master_signature()), "mem_write": Out(write_master_signature()),
         })
-
 
     def _streams(self, m, system, reader, writer):
         """Connect the DMA engines to the system's streams, through clock-crossing FIFOs with a
@@ -227,35 +239,14 @@ class AvalonTop(wiring.Component):
             m.d.sync += draining.eq(0)
         return bus_side[:-1], bus_side[-1], read_done
 
-def check_top_parameters(read_fifo_depth, separate_core_clock, crossing_depth):
-    """Refuse, by name and range, the wrapper's own parameters."""
-    if not isinstance(separate_core_clock, bool):
-        raise TypeError(f"separate_core_clock must be True or False, not {separate_core_clock!r}")
-    check_integer("read_fifo_depth", read_fifo_depth, 1, 256)
-    check_integer("crossing_depth", crossing_depth, 2, 64)
-    if crossing_depth & (crossing_depth - 1):
-        raise ValueError(f"crossing_depth must be a power of two, not {crossing_depth}")
-
 
 class ForestTop(AvalonTop):
     """The system behind Avalon-MM (module docstring). Parameters: as :class:`ForestSystem`,
-    plus ``read_fifo_depth`` (reads in flight, 1 to 256), ``separate_core_clock`` (the system on a
-    clock of its own, domain ``core``) and ``crossing_depth`` (entries of each stream's
-    clock-crossing FIFO, a power of two from 2 to 64; only with a separate core clock)."""
+    plus the wrapper's (:class:`AvalonTop`)."""
 
-    def __init__(self, *, read_fifo_depth=8, separate_core_clock=False, crossing_depth=8,
-                 **system_parameters):
-        try:
-            check_top_parameters(read_fifo_depth, separate_core_clock, crossing_depth)
-            system = ForestSystem(**system_parameters)
-        except (TypeError, ValueError):
-            refuse_construction(self)
-            raise
-        super().__init__(system, read_targets=READ_TARGETS, write_targets=WRITE_TARGETS,
-                         status_bits=STATUS_BITS, error_bits=ERROR_STATUS_BITS,
-                         read_fifo_depth=read_fifo_depth, separate_core_clock=separate_core_clock,
-                         crossing_depth=crossing_depth)
-
+    system_class = ForestSystem
+    read_targets, write_targets = READ_TARGETS, WRITE_TARGETS
+    status_bits, error_bits = STATUS_BITS, ERROR_STATUS_BITS
 
 
 assert not set(TOP_REGISTERS) & set(REGISTERS)

@@ -9,7 +9,6 @@ inside the system), so that a design is proved with the invariants of the blocks
 contains.
 """
 
-
 from amaranth.hdl import Cat, Mux
 from amaranth.lib import data
 

@@ -18,6 +18,8 @@ sent, naming the parameter. A tree without a depth limit runs with the build's
 (the unlimited tree might be deeper), never returned as a cut tree.
 """
 
+import random
+
 import numpy as np
 
 from hw.histogram_pe import node_record_layout
@@ -55,7 +57,6 @@ class HistogramCapacity:
     """The sizes of a ``HistogramSystem`` built with the parameters ``design`` (a dict)."""
 
     def __init__(self, design):
-        self.design = dict(design)
         for name in ("max_rows", "features", "lanes", "code_bits", "classes", "count_bits", "pass_bits",
                      "max_nodes", "max_depth"):
             setattr(self, name, design[name])
@@ -95,6 +96,8 @@ def tree_from_records(records, capacity, n_classes, label="tree"):
     ``node_record_layout``), checking that they come in node order and end on ``last``."""
     mask = (1 << capacity.count_bits) - 1
     n_nodes = len(records)
+    if not n_nodes:
+        raise AcceleratorError(f"{label}: no node came out")
     columns = {name: np.full(n_nodes, -1, dtype=np.int64) for name in
                ("feature", "threshold_code", "left_child", "right_child")}
     counts = np.zeros((n_nodes, n_classes), dtype=np.int64)
@@ -111,7 +114,7 @@ def tree_from_records(records, capacity, n_classes, label="tree"):
             raise AcceleratorError(f"{label}: node {index} counts a class past the dataset's {n_classes}")
         counts[index] = every[:n_classes]
         n_rows[index], depth[index] = record["rows"], record["depth"]
-    return Tree(class_counts=counts, majority_class=np.argmax(counts, axis=1) if n_nodes else counts[:, 0],
+    return Tree(class_counts=counts, majority_class=np.argmax(counts, axis=1),
                 n_samples=counts.sum(axis=1), n_rows=n_rows, depth=depth, **columns)
 
 
@@ -145,7 +148,6 @@ class HistogramHostDriver(NamedRegisters):
 
     def __init__(self, dut, design, rng=None, idle_probability=0.0, stall_probability=0.0, period_ns=10,
                  *, transport=None):
-        import random
         self.capacity = HistogramCapacity(design)
         self.transport = transport or HistogramTransport(dut, self.capacity, rng or random.Random(0),
                                                          idle_probability, stall_probability, period_ns)
