@@ -8,7 +8,14 @@ the bank's order, and a partition by a random feature and threshold, checked by 
 count going left and by the gathers of the children (whose rows, in the other bank,
 the testbench places as the partition must: left upwards, right downwards).
 
-Settings (from the runner): ``random_cases``, ``idle_probability``, ``stall_probability``.
+With the codes in memory (the design's ``code_store`` is ``"memory"``) the dataset's
+labels go in on ``dataset`` and its codes into a memory model on the ``codes`` master
+(:class:`sim.support.avalon.RandomMemory`: random ``waitrequest`` and in-order read
+latency), in the code store's format (:class:`hw.code_reader.CodeStoreFormat`); a gather
+then checks only its drawn lanes.
+
+Settings (from the runner): ``random_cases``, ``idle_probability``, ``stall_probability``,
+``memory_latency`` (cycles, an inclusive range), ``waitrequest_probability``.
 """
 
 import cocotb
@@ -18,8 +25,13 @@ from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 
 from hw.checks import bits
-from hw.row_gather import beat_layout, dataset_layout, job_layout
+from hw.code_reader import CodeStoreFormat
+from hw.row_gather import beat_layout, dataset_layout, job_layout, label_layout
+from sim.support.avalon import RandomMemory, SparseMemory
 from sim.support.testbench import CLOCK_PERIOD_NS, StreamTestbench
+
+#: Where the testbench puts the code store (a byte address, the words aligned).
+CODE_BASE = 0x0010_0000
 
 
 class DatasetLoader(StreamTestbench):
@@ -33,12 +45,34 @@ class DatasetLoader(StreamTestbench):
         self.max_rows, self.features, self.lanes = d["max_rows"], d["features"], d["lanes"]
         self.code_bits, self.classes, self.weight_bits = d["code_bits"], d["classes"], d[weight_parameter]
         self.row_bits, self.feature_bits = bits(self.max_rows - 1), bits(self.features - 1)
-        self.dataset = self.source("dataset", dataset_layout(self.row_bits, self.features, self.code_bits,
-                                                             bits(self.classes - 1)))
+        self.in_memory = d.get("code_store", "chip") == "memory"
+        if self.in_memory:
+            self.store = CodeStoreFormat(self.max_rows, self.features, self.code_bits,
+                                         d.get("code_word_bits", 512))
+            self.memory = SparseMemory()
+            self.memory_model = RandomMemory(
+                dut, "codes", self.memory, self.rng, latency=tuple(self.settings.get("memory_latency", (1, 16))),
+                waitrequest_probability=self.settings.get("waitrequest_probability", 0.3))
+            self.dataset = self.source("dataset", label_layout(self.row_bits, bits(self.classes - 1)))
+        else:
+            self.dataset = self.source("dataset", dataset_layout(self.row_bits, self.features, self.code_bits,
+                                                                 bits(self.classes - 1)))
         if tree_loads:
             self.weights = self.source("weights", data.StructLayout({"row": self.row_bits,
                                                                     "weight": self.weight_bits}))
             self.roots = self.source("roots", data.StructLayout({"row": self.row_bits, "last": 1}))
+
+    async def begin(self):
+        if self.in_memory:
+            self.dut.code_base.value = CODE_BASE
+            self.memory_model.start()
+        await super().begin()
+
+    def without_stalls(self):
+        """No stalls on the streams; the memory model keeps its latency but never waits."""
+        super().without_stalls()
+        if self.in_memory:
+            self.memory_model.waitrequest_probability = 0.0
 
     async def check_partitioned(self, banks, bank, base, goes_left, label):
         """Wait for the partition of a node's segment (its job sent), check the rows it
@@ -47,7 +81,7 @@ class DatasetLoader(StreamTestbench):
         right downwards from the segment's end); returns the children's counts."""
         count = len(goes_left)
         rows = banks[bank][base:base + count]
-        await self.wait_until(lambda: self.partitioned.received, 20 * count + 100, label)
+        await self.wait_until(lambda: self.partitioned.received, 40 * count + 200, label)
         left = int(np.count_nonzero(goes_left))
         assert self.partitioned.received[0]["left"] == left, \
             f"{label}: {self.partitioned.received[0]['left']} rows left, expected {left}"
@@ -84,8 +118,14 @@ class DatasetLoader(StreamTestbench):
         return codes, np.array([rng.randrange(self.classes) for _ in range(n_rows)])
 
     def send_rows(self, codes, labels):
-        """Queues the dataset's rows in a random order (features past the dataset's as 0)."""
+        """Queues the dataset's rows in a random order (features past the dataset's as 0);
+        with the codes in memory, writes them there and queues the labels."""
         n_rows = len(labels)
+        if self.in_memory:
+            self.memory.write_region(CODE_BASE, self.store.image(codes))
+            for row in self.rng.sample(range(n_rows), n_rows):
+                self.dataset.send({"row": row, "label": int(labels[row])})
+            return
         padding = [0] * (self.features - codes.shape[1])
         for row in self.rng.sample(range(n_rows), n_rows):
             self.dataset.send({"row": row, "codes": [int(code) for code in codes[row]] + padding,
@@ -118,24 +158,33 @@ class RowGatherTestbench(DatasetLoader):
                                                     self.weight_bits))
         self.partitioned = self.sink("partitioned", data.StructLayout({"left": self.row_bits + 1}))
 
-    def job(self, partition, bank, base, count, features, threshold=0):
+    def job(self, partition, bank, base, count, features, threshold=0, drawn=None):
+        drawn = (1 << self.lanes) - 1 if drawn is None else drawn
         self.jobs.send({"partition": partition, "bank": bank, "base": base, "count": count,
-                        "features": features, "threshold": threshold})
+                        "features": features, "drawn": drawn, "threshold": threshold})
 
     async def gather(self, case, bank, base, count, label):
         codes, labels, weights, banks = case
         features = [self.rng.randrange(self.features) for _ in range(self.lanes)]
+        # (on the chip every lane has its code; from memory only the lanes drawn)
+        drawn = (1 << self.lanes) - 1
+        if self.in_memory:
+            drawn = self.rng.choice([drawn, self.rng.randrange(1, 1 << self.lanes)])
+        checked = sum(((1 << self.code_bits) - 1) << (i * self.code_bits)
+                      for i in range(self.lanes) if drawn >> i & 1)
         self.beats.clear()
-        self.job(0, bank, base, count, features)
-        await self.wait_until(lambda: len(self.beats.received) >= count, 20 * count + 100, label)
+        self.job(0, bank, base, count, features, drawn=drawn)
+        await self.wait_until(lambda: len(self.beats.received) >= count, 40 * count + 200, label)
         rows = banks[bank][base:base + count]
         for k, (beat, row) in enumerate(zip(self.beats.received, rows)):
             expected = {"row": int(row), "label_one_hot": 1 << int(labels[row]),
                         "weight_less_one": int(weights[row]) - 1,
                         "codes": sum(int(codes[row, f]) << (i * self.code_bits)
-                                     for i, f in enumerate(features)),
+                                     for i, f in enumerate(features)) & checked,
                         "last": int(k == count - 1)}
-            assert beat == expected, f"{label}: beat {k} is {beat}, expected {expected}"
+            assert dict(beat, codes=beat["codes"] & checked) == expected, \
+                f"{label}: beat {k} is {beat}, expected {expected} in the lanes {drawn:b}"
+        return features, drawn
 
     async def partition(self, case, bank, base, count, label):
         """Partition a node into the other bank; returns the two children's counts."""
@@ -146,7 +195,8 @@ class RowGatherTestbench(DatasetLoader):
         threshold = self.rng.choice([0, (1 << self.code_bits) - 1, int(self.rng.choice(list(values)))])
         goes_left = values <= threshold
         self.partitioned.clear()
-        self.job(1, bank, base, count, [feature] + [0] * (self.lanes - 1), threshold)
+        self.job(1, bank, base, count, [feature] + [self.rng.randrange(self.features)
+                                                    for _ in range(self.lanes - 1)], threshold, drawn=0)
         return await self.check_partitioned(banks, bank, base, goes_left, label)
 
     async def grow(self, case, n_roots, label, nodes=12):
@@ -184,10 +234,21 @@ async def cycles_without_stalls(dut):
     await tb.begin()
     codes, labels, weights, banks, n_roots = await tb.load()
     started = get_sim_time("ns")
-    await tb.gather((codes, labels, weights, banks), 0, 0, n_roots, "timed")
+    features, drawn = await tb.gather((codes, labels, weights, banks), 0, 0, n_roots, "timed")
     cycles = int((get_sim_time("ns") - started) // CLOCK_PERIOD_NS)
     dut._log.info("a gather of %d rows: %d cycles", n_roots, cycles)
-    assert cycles <= n_roots + 7, f"{cycles} cycles for {n_roots} rows"
+    if not tb.in_memory:
+        assert cycles <= n_roots + 7, f"{cycles} cycles for {n_roots} rows"
+        return
+    # From memory: a row a cycle and a read a cycle, each lane drawn reading when its
+    # row's word changes.
+    rows = banks[0][:n_roots]
+    reads = sum(
+        1 + int(np.count_nonzero(np.diff([tb.store.word(features[i], int(row)) for row in rows])))
+        for i in range(tb.lanes) if drawn >> i & 1)
+    latency = tb.memory_model.latency[1]
+    dut._log.info("%d words read; the memory's latency at most %d cycles", reads, latency)
+    assert cycles <= n_roots + reads + latency + 14, f"{cycles} cycles for {n_roots} rows, {reads} reads"
 
 
 @cocotb.test()

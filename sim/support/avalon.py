@@ -19,12 +19,22 @@ __all__ = ["SparseMemory", "RandomMemory", "beats_to_words", "words_to_beats"]
 
 class SparseMemory:
     """Byte-addressed memory (``read(address, length)``, ``write(address, data)``); unwritten
-    bytes read as 0."""
+    bytes read as 0. Large images go in as regions (:meth:`write_region`), read whole."""
 
     def __init__(self):
         self.bytes = {}
+        self.regions = []
+
+    def write_region(self, address, data):
+        """``data`` at ``address`` as one block (reads inside it are fast); replaces any
+        region at the same address."""
+        self.regions = [(base, block) for base, block in self.regions if base != address]
+        self.regions.append((address, bytes(data)))
 
     def read(self, address, length):
+        for base, block in self.regions:
+            if base <= address and address + length <= base + len(block):
+                return block[address - base:address - base + length]
         return bytes(self.bytes.get(address + offset, 0) for offset in range(length))
 
     def write(self, address, data):
@@ -49,7 +59,8 @@ class RandomMemory(AvalonMMMemoryBFM):
         super().__init__(AvalonMMBus.from_prefix(dut, f"{prefix}_"), dut.clk, dut.rst, memory=memory)
         self.rng = rng
         self.latency = latency
-        self.set_pause_generator(iter(lambda: rng.random() < waitrequest_probability, None))
+        self.waitrequest_probability = waitrequest_probability
+        self.set_pause_generator(iter(lambda: rng.random() < self.waitrequest_probability, None))
         self.accepted_reads = 0
         self.accepted_writes = 0
         self.waitrequest_cycles = 0
