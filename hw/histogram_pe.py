@@ -96,17 +96,22 @@ class HistogramPE(wiring.Component):
         The deepest ``max_depth`` a tree may ask for (1 to 255).
     tree_index_bits : int
         Width of a start's tree index (1 to 32).
+    code_store, code_word_bits :
+        As the pass engine's: with ``"memory"`` the dataset's codes are read from a code
+        store in external memory (``codes``, ``code_base``) and ``dataset`` carries labels.
     """
 
     def __init__(self, *, max_rows=4096, features=32, lanes=4, code_bits=8, classes=8,
-                 count_bits=13, pass_bits=4, max_nodes=1024, max_depth=32, tree_index_bits=16):
+                 count_bits=13, pass_bits=4, max_nodes=1024, max_depth=32, tree_index_bits=16,
+                 code_store="chip", code_word_bits=512):
         try:
             check_integer("max_nodes", max_nodes, 3, 1 << 16)
             check_integer("max_depth", max_depth, 1, 255)
             check_integer("tree_index_bits", tree_index_bits, 1, POSITION_BITS)
             self._engine = PassEngine(max_rows=max_rows, features=features, lanes=lanes,
                                       code_bits=code_bits, classes=classes, count_bits=count_bits,
-                                      pass_bits=pass_bits)
+                                      pass_bits=pass_bits, code_store=code_store,
+                                      code_word_bits=code_word_bits)
             self._generator = RewindableRandom(
                 bound_bits=max(self._engine.feature_bits, self._engine.row_bits) + 1,
                 tree_index_bits=tree_index_bits)
@@ -118,10 +123,13 @@ class HistogramPE(wiring.Component):
         self.max_rows, self.features, self.lanes = max_rows, features, lanes
         self.code_bits, self.classes, self.count_bits = code_bits, classes, count_bits
         self.pass_bits, self.max_nodes, self.max_depth = pass_bits, max_nodes, max_depth
-        self.tree_index_bits = tree_index_bits
+        self.tree_index_bits, self.code_store, self.code_word_bits = tree_index_bits, code_store, code_word_bits
         self.row_bits, self.feature_bits = engine.row_bits, engine.feature_bits
         self.node_bits, self.depth_bits = bits(max_nodes - 1), bits(max_depth)
+        memory_ports = ({name: engine.signature.members[name] for name in ("codes", "code_base")}
+                        if code_store == "memory" else {})
         super().__init__({
+            **memory_ports,
             "dataset": engine.signature.members["dataset"],
             "start": In(stream.Signature(start_layout(count_bits, self.row_bits, self.feature_bits,
                                                       self.depth_bits, tree_index_bits))),
@@ -138,6 +146,9 @@ class HistogramPE(wiring.Component):
         m.submodules.generator = self._generator
         m.submodules.bootstrap = bootstrap = self._bootstrap
         wiring.connect(m, wiring.flipped(self.dataset), engine.dataset)
+        if self.code_store == "memory":
+            wiring.connect(m, engine.codes, wiring.flipped(self.codes))
+            m.d.comb += engine.code_base.eq(self.code_base)
         for name in ("weights", "roots"):
             wiring.connect(m, getattr(bootstrap, name), getattr(engine, name))
         # (the labels copied into the bootstrap's class totals as the dataset loads)

@@ -8,8 +8,10 @@ indices 0 .. ``N_TREES - 1`` of the forest ``SEED``, each tree drawing its own b
 and features, and forwards every node record on ``trees`` tagged with its tree. A tree the
 PE refuses (``bad_start``) or cannot hold (``overflow``) ends the training with that flag.
 
-Streams: ``dataset`` (in): one row a beat (its index, every feature's code, its label),
-taken while no training runs; ``trees`` (out): ``{tree, node}`` with ``node`` the PE's
+Streams: ``dataset`` (in): one row a beat (its index, every feature's code, its label;
+with the codes in memory, ``code_store="memory"``, its index and label only: the codes
+are read from the code store at ``CODE_BASE`` through the ``codes`` read master, in the
+format of ``hw.code_reader.CodeStoreFormat``), taken while no training runs; ``trees`` (out): ``{tree, node}`` with ``node`` the PE's
 record (``hw.histogram_pe.node_record_layout``). There is no inference engine: a forest
 trained here is evaluated by the host (the golden model's inference, which the
 ``ForestSystem``'s engine equals).
@@ -45,6 +47,8 @@ HISTOGRAM_REGISTERS = {
     "CODE_BITS":          (0x07, "R", 8, "width of a feature code"),
     "MAX_SAMPLES":        (0x08, "R", 24, "largest bootstrap (draws per tree): 2**count_bits - 1"),
     "MAX_NODES":          (0x09, "R", 17, "most nodes a tree may have"),
+    "CODE_WORD_BITS":     (0x0A, "R", 11, "0: the codes are on the chip; else they are read from "
+                                          "the code store in memory, in words this wide"),
     "SEED":               (0x10, "RW", 32, "forest seed"),
     "N_ROWS":             (0x11, "RW", 21, "rows of the loaded dataset"),
     "N_FEATURES":         (0x12, "RW", 13, "features of the loaded dataset"),
@@ -54,9 +58,12 @@ HISTOGRAM_REGISTERS = {
     "FEATURES_PER_SPLIT": (0x16, "RW", 13, "non-constant features searched per split"),
     "DEPTH_LIMIT":        (0x17, "RW", 8, "max_depth (1 to MAX_DEPTH)"),
     "MIN_SAMPLES_SPLIT":  (0x18, "RW", 22, "min_samples_split"),
+    "CODE_BASE":          (0x19, "RW", 32, "byte address of the code store (codes in memory; "
+                                           "a multiple of CODE_WORD_BITS / 8)"),
     "CONTROL":            (0x20, "W", 1, "bit 0: start training"),
     "STATUS":             (0x21, "R", len(HISTOGRAM_STATUS_BITS),
-                           "bit 0 busy, 1 done, 2 bad_config (N_TREES 0 or above MAX_TREES), "
+                           "bit 0 busy, 1 done, 2 bad_config (N_TREES 0 or above MAX_TREES, or "
+                           "CODE_BASE not a multiple of a word), "
                            "3 dataset_error (a row index at or past MAX_ROWS), 4 start_while_busy, "
                            "5 bad_start (the PE refused a tree's parameters), 6 overflow (a tree "
                            "needed more than MAX_NODES nodes), 7 value_too_wide (a register holds "
@@ -86,7 +93,9 @@ class HistogramSystem(wiring.Component):
         pe = self.pe
         self.tree_index_bits = tree_index_bits
         self.max_trees = 1 << tree_index_bits
+        memory_ports = ({"codes": pe.signature.members["codes"]} if pe.code_store == "memory" else {})
         super().__init__({
+            **memory_ports,
             "csr": In(csr_signature()),
             "dataset": pe.signature.members["dataset"],
             "trees": Out(stream.Signature(forest_record_layout(tree_index_bits, pe.nodes.payload.shape()))),
@@ -122,12 +131,18 @@ class HistogramSystem(wiring.Component):
                    if len(values[name]) > len(field)).any()
         with m.If(start & busy):
             m.d.sync += start_while_busy.eq(1)
+        code_base = Signal(32, name="code_base_latched")
+        misaligned = 0
+        if pe.code_store == "memory":
+            wiring.connect(m, pe.codes, wiring.flipped(self.codes))
+            m.d.comb += pe.code_base.eq(code_base)
+            misaligned = values["CODE_BASE"][:(pe.code_word_bits // 8).bit_length() - 1] != 0
         with m.If(start & ~busy):
-            refused = (values["N_TREES"] == 0) | (values["N_TREES"] > self.max_trees)
+            refused = (values["N_TREES"] == 0) | (values["N_TREES"] > self.max_trees) | misaligned
             m.d.sync += [too_wide.eq(wide), bad_config.eq(refused), start_while_busy.eq(0), done.eq(0)]
             with m.If(~wide & ~refused):
                 m.d.sync += [busy.eq(1), tree.eq(0), cycles.eq(0), config.eq(asked),
-                             n_trees.eq(values["N_TREES"])]
+                             n_trees.eq(values["N_TREES"]), code_base.eq(values["CODE_BASE"])]
         with m.If(busy):
             m.d.sync += cycles.eq(cycles + 1)
         m.d.comb += [asked.n_rows.eq(values["N_ROWS"]), asked.n_features.eq(values["N_FEATURES"]),
@@ -187,7 +202,8 @@ class HistogramSystem(wiring.Component):
         constants = {"ID": HISTOGRAM_IDENTIFIER, "LANES": pe.lanes, "MAX_ROWS": pe.max_rows,
                      "FEATURE_CAPACITY": pe.features, "CLASSES": pe.classes, "MAX_TREES": self.max_trees,
                      "MAX_DEPTH": pe.max_depth, "CODE_BITS": pe.code_bits,
-                     "MAX_SAMPLES": (1 << pe.count_bits) - 1, "MAX_NODES": pe.max_nodes}
+                     "MAX_SAMPLES": (1 << pe.count_bits) - 1, "MAX_NODES": pe.max_nodes,
+                     "CODE_WORD_BITS": pe.code_word_bits if pe.code_store == "memory" else 0}
         values = {name: Signal(width, name=name.lower())
                   for name, (_, access, width, _) in HISTOGRAM_REGISTERS.items() if access == "RW"}
         readable = {**{name: Const(value, 32) for name, value in constants.items()}, **values,

@@ -32,7 +32,7 @@ from amaranth.lib.wiring import In, Out
 from hw.checks import bits, check_integer, refuse_construction
 from hw.histogram_lane import HistogramLane
 from hw.pass_combiner import PassCombiner, pass_result_layout
-from hw.row_gather import RowGather, dataset_layout
+from hw.row_gather import RowGather
 
 __all__ = ["PassEngine", "engine_job_layout", "pass_overhead_cycles"]
 
@@ -76,10 +76,13 @@ class PassEngine(wiring.Component):
     pass_bits : int
         Width of a node's pass count (1 to 8): ``features`` are at most
         ``lanes * 2**pass_bits``, so every feature a node draws fits its passes.
+    code_store, code_word_bits :
+        Where the row gather keeps the codes (``"chip"`` or ``"memory"``: then its
+        ``codes`` master and ``code_base`` are the engine's) and a memory word's width.
     """
 
     def __init__(self, *, max_rows=4096, features=32, lanes=4, code_bits=8, classes=8,
-                 count_bits=13, pass_bits=4):
+                 count_bits=13, pass_bits=4, code_store="chip", code_word_bits=512):
         try:
             check_integer("lanes", lanes, 1, 16)
             check_integer("count_bits", count_bits, 1, 24)
@@ -88,7 +91,8 @@ class PassEngine(wiring.Component):
                 raise ValueError(f"features must be at most lanes * 2**pass_bits = {lanes << pass_bits} "
                                  f"(a node draws them in at most 2**pass_bits passes), not {features}")
             self._gather = RowGather(max_rows=max_rows, features=features, lanes=lanes,
-                                     code_bits=code_bits, classes=classes, weight_bits=count_bits)
+                                     code_bits=code_bits, classes=classes, weight_bits=count_bits,
+                                     code_store=code_store, code_word_bits=code_word_bits)
             self._lanes = [HistogramLane(classes=classes, count_bits=count_bits, code_bits=code_bits,
                                          row_bits=bits(max_rows)) for _ in range(lanes)]
             self._combiner = PassCombiner(lanes=lanes, pass_bits=pass_bits, classes=classes,
@@ -100,9 +104,12 @@ class PassEngine(wiring.Component):
         self.code_bits, self.classes, self.count_bits, self.pass_bits = code_bits, classes, count_bits, pass_bits
         gather = self._gather
         self.row_bits, self.feature_bits = gather.row_bits, gather.feature_bits
+        self.code_store, self.code_word_bits = code_store, code_word_bits
+        memory_ports = ({name: gather.signature.members[name] for name in ("codes", "code_base")}
+                        if code_store == "memory" else {})
         super().__init__({
-            "dataset": In(stream.Signature(dataset_layout(self.row_bits, features, code_bits,
-                                                          gather.label_bits))),
+            **memory_ports,
+            "dataset": gather.signature.members["dataset"],
             "weights": In(stream.Signature(data.StructLayout({"row": self.row_bits,
                                                              "weight": count_bits}))),
             "roots": In(stream.Signature(data.StructLayout({"row": self.row_bits, "last": 1}))),
@@ -122,6 +129,9 @@ class PassEngine(wiring.Component):
             wiring.connect(m, lane.splits, combiner.splits[j])
         for name in ("dataset", "weights", "roots"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(gather, name))
+        if self.code_store == "memory":
+            wiring.connect(m, gather.codes, wiring.flipped(self.codes))
+            m.d.comb += gather.code_base.eq(self.code_base)
         wiring.connect(m, combiner.results, wiring.flipped(self.results))
         wiring.connect(m, gather.partitioned, wiring.flipped(self.partitioned))
 
@@ -140,7 +150,8 @@ class PassEngine(wiring.Component):
 
         m.d.comb += [gather.jobs.valid.eq(send_job),
                      *[getattr(gather.jobs.payload, name).eq(getattr(job, name))
-                       for name in ("partition", "bank", "base", "count", "features", "threshold")]]
+                       for name in ("partition", "bank", "base", "count", "features", "threshold")],
+                     gather.jobs.payload.drawn.eq(job.drawn)]
         with m.If(send_job & gather.jobs.ready):
             m.d.sync += send_job.eq(0)
         m.d.comb += [combiner.passes.valid.eq(send_pass), combiner.passes.payload.drawn.eq(job.drawn),

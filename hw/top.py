@@ -110,9 +110,12 @@ class AvalonTop(wiring.Component):
         self.writer = StreamWriter([streams[name] for name in self.write_targets.values()])
         self.words = dict(zip(self.read_targets.values(), self.reader.words))
         self.words.update(zip(self.write_targets.values(), self.writer.words))
+        # A system that reads its codes from memory has its own read master (on its clock).
+        codes = {"mem_codes": system.signature.members["codes"]} if "codes" in system.signature.members else {}
         super().__init__({
             "csr": In(slave_signature()), "irq": Out(1),
             "mem_read": Out(read_master_signature()), "mem_write": Out(write_master_signature()),
+            **codes,
         })
 
     def _streams(self, m, system, reader, writer):
@@ -160,6 +163,8 @@ class AvalonTop(wiring.Component):
         csr = self.csr
         wiring.connect(m, wiring.flipped(self.mem_read), reader.bus)
         wiring.connect(m, wiring.flipped(self.mem_write), writer.bus)
+        if "mem_codes" in self.signature.members:
+            wiring.connect(m, wiring.flipped(self.mem_codes), system.codes)
         levels = self._streams(m, system, reader, writer)
 
         # ------------------------------------------------------------ registers

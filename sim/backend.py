@@ -344,11 +344,14 @@ def pe_report(testcase, build, testbench, *, profile=False):
                      testbench)
 
 
-def histogram_pe_report(build, arrays, trees, *, log_file=None):
+def histogram_pe_report(build, arrays, trees, *, log_file=None, memory=None):
     """Grow ``trees`` forest-mode trees (forest seed 7) on each dataset of ``arrays``
     (``{name: .npz path}`` of ``codes`` and ``labels``) on the histogram PE ``build``
     (``sim.tb_histogram_pe``, ``datasets_match_model``: node for node against the model,
-    no stalls); return the report's records, one per tree (cycles, nodes, one-pass bound)."""
+    no stalls); return the report's records, one per tree (cycles, nodes, one-pass bound).
+    ``memory``: the memory model's settings for a build with its codes in memory
+    (``memory_latency``, ``waitrequest_probability``)."""
     return _reported("histogram_pe", "sim.tb_histogram_pe", build, "datasets_match_model",
-                     {"arrays": {name: str(path) for name, path in arrays.items()}, "dataset_trees": trees},
+                     {"arrays": {name: str(path) for name, path in arrays.items()}, "dataset_trees": trees,
+                      **(memory or {})},
                      log_file)

@@ -16,7 +16,7 @@ each) grow forest-mode trees (a full bootstrap,
 must not reach) without stalls; each tree's cycles from its start to its last node go
 to the ``report`` with its one-pass bound (issue #25) and the cycles it spent in each of
 the controller's states (``histogram_pe_state``'s value -> cycles; the names are
-``HistogramPE.controller_states``).
+``HistogramPE.controller_states``) and, with the codes in memory, the words it read.
 
 Settings (from the runner): ``random_cases``, ``datasets``, ``arrays``, ``dataset_trees``, ``report``,
 ``idle_probability``, ``stall_probability``.
@@ -209,8 +209,10 @@ async def datasets_match_model(dut):
         for tree_index in range(tb.settings.get("dataset_trees", 1)):
             states.clear()
             sampling[0] = True
+            reads = tb.memory_model.accepted_reads if tb.in_memory else 0
             nodes, cycles, work = await tb.grow(codes, labels, params, 7, tree_index, f"{name} tree {tree_index}")
             sampling[0] = False
+            reads = tb.memory_model.accepted_reads - reads if tb.in_memory else 0
             unlimited, _ = train_tree_from_histograms(codes, labels, dataclasses.replace(params, max_depth=None),
                                                       7, tree_index, tb.code_bits, tb.lanes)
             assert unlimited.n_nodes == nodes, f"{name} tree {tree_index}: the build's depth limit cut the tree"
@@ -218,5 +220,5 @@ async def datasets_match_model(dut):
                           cycles, work.searched_rows)
             tb.cycle_log.append({"dataset": name, "seed": 7, "tree": tree_index, "nodes": nodes,
                                  "cycles": cycles, "one_pass_bound": work.searched_rows, "lanes": tb.lanes,
-                                 "states": dict(states)})
+                                 "words_read": reads, "states": dict(states)})
     tb.write_report()

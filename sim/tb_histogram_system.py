@@ -10,7 +10,12 @@ build's ``max_depth`` is refused by the driver. The error flags: ``bad_config``,
 ``value_too_wide``, ``bad_start``, ``start_while_busy`` and ``dataset_error`` each raised by
 its cause and cleared by the next good start.
 
-Settings: ``random_forests``, ``idle_probability``, ``stall_probability``.
+With the codes in memory (``code_store="memory"``) the driver writes the code store into a
+memory model on the ``codes`` master (random ``waitrequest`` at ``idle_probability``, read
+latency in ``memory_latency``), sets ``CODE_BASE`` and streams the labels; a misaligned
+``CODE_BASE`` is refused with ``bad_config``.
+
+Settings: ``random_forests``, ``idle_probability``, ``stall_probability``, ``memory_latency``.
 """
 
 import dataclasses
@@ -34,7 +39,8 @@ class HistogramSystemTestbench(StreamTestbench):
         self.host = HistogramHostDriver(dut, self.design, self.rng,
                                         idle_probability=self.settings.get("idle_probability", 0.3),
                                         stall_probability=self.settings.get("stall_probability", 0.3),
-                                        transport=transport)
+                                        transport=transport,
+                                        memory_latency=self.settings.get("memory_latency", (1, 16)))
         self.capacity = self.host.capacity
         if transport is None:
             self.sources, self.sinks = [self.host.transport.dataset], [self.host.transport.trees]
@@ -102,7 +108,8 @@ async def random_forests_match_model(dut):
     c = tb.capacity
     assert identity == {"LANES": c.lanes, "MAX_ROWS": c.max_rows, "FEATURE_CAPACITY": c.features,
                         "CLASSES": c.classes, "MAX_TREES": c.max_trees, "MAX_DEPTH": c.max_depth,
-                        "CODE_BITS": c.code_bits, "MAX_SAMPLES": c.max_samples, "MAX_NODES": c.max_nodes}
+                        "CODE_BITS": c.code_bits, "MAX_SAMPLES": c.max_samples, "MAX_NODES": c.max_nodes,
+                        "CODE_WORD_BITS": c.store.word_bits if c.store else 0}
     outcomes = [await tb.check_forest(f"forest {case}") for case in range(tb.settings.get("random_forests", 6))]
     dut._log.info("forests: %s", outcomes)
 
@@ -127,6 +134,8 @@ async def error_flags_raise_and_clear(dut):
               ("value_too_wide", "DEPTH_LIMIT", 1 << c.max_depth.bit_length()),
               ("value_too_wide", "N_ROWS", 1 << c.row_bits + 1),
               ("bad_start", "FEATURES_PER_SPLIT", 0), ("bad_start", "DEPTH_LIMIT", c.max_depth + 1)]
+    if c.store is not None:                         # a code store not on a word boundary
+        writes.append(("bad_config", "CODE_BASE", host.transport.CODE_BASE + c.store.word_bytes // 2))
     for flag, register, value in writes:
         if register == "DEPTH_LIMIT" and value >= 1 << 8:
             continue                                        # (not held by the 8-bit register)
@@ -138,13 +147,16 @@ async def error_flags_raise_and_clear(dut):
         await _expect_flag(tb, flag, f"{register} = {value}")
         assert not await host.transport.collect_trees(), f"{register} = {value}: a node left"
     # A good start clears the flags and trains as the model does.
+    if c.store is not None:
+        await host.write("CODE_BASE", host.transport.CODE_BASE)
     trees, _ = await host.train(params, 1, 2)
     for got, want in zip(trees, train_forest(codes, labels, params, 1, 2)):
         assert_trees_equal(got, want, "after the errors")
     status = await host.status()
     assert not any(status[flag] for flag in ("bad_config", "value_too_wide", "bad_start")), f"status {status}"
     if c.max_rows < 1 << c.row_bits:                # a row index past the store
-        host.transport.dataset.send({"row": c.max_rows, "codes": [0] * c.features, "label": 0})
+        host.transport.dataset.send({"row": c.max_rows, "label": 0} if c.store else
+                                    {"row": c.max_rows, "codes": [0] * c.features, "label": 0})
         await host.transport.dataset.wait_idle()
         await host.transport.wait_cycles(4)
         assert (await host.status())["dataset_error"], "a row past MAX_ROWS was taken silently"

@@ -251,6 +251,9 @@ _INTERFACES = {
     "mem_read": ("avalon", "start", {"addressUnits": "SYMBOLS", "burstOnBurstBoundariesOnly": "false",
                                      "linewrapBursts": "false", "doStreamReads": "false"}),
     "mem_write": ("avalon", "start", {"addressUnits": "SYMBOLS", "doStreamWrites": "false"}),
+    # (histogram_top with its codes in memory: the code reader's master, on the system's clock)
+    "mem_codes": ("avalon", "start", {"addressUnits": "SYMBOLS", "burstOnBurstBoundariesOnly": "false",
+                                      "linewrapBursts": "false", "doStreamReads": "false"}),
 }
 
 
@@ -269,7 +272,8 @@ def component_tcl(module, component, display_name=COMPONENT_DESIGNS[COMPONENT_DE
              "add_interface reset reset end", "set_interface_property reset associatedClock clock",
              "set_interface_property reset synchronousEdges BOTH",
              "add_interface_port reset rst reset Input 1"]
-    if getattr(component, "separate_core_clock", False):
+    separate = getattr(component, "separate_core_clock", False)
+    if separate:
         # The system's own clock and reset (hw/avalon/crossing.py crosses to the bus clock).
         lines += ["", "add_interface core_clock clock end", "add_interface_port core_clock core_clk clk Input 1",
                   "", "add_interface core_reset reset end",
@@ -277,9 +281,12 @@ def component_tcl(module, component, display_name=COMPONENT_DESIGNS[COMPONENT_DE
                   "set_interface_property core_reset synchronousEdges BOTH",
                   "add_interface_port core_reset core_rst reset Input 1"]
     for prefix, (kind, direction, properties) in _INTERFACES.items():
+        if prefix not in component.signature.members:
+            continue
+        clock, reset = ("core_clock", "core_reset") if prefix == "mem_codes" and separate else ("clock", "reset")
         lines += ["", f"add_interface {prefix} {kind} {direction}",
-                  f"set_interface_property {prefix} associatedClock clock",
-                  f"set_interface_property {prefix} associatedReset reset"]
+                  f"set_interface_property {prefix} associatedClock {clock}",
+                  f"set_interface_property {prefix} associatedReset {reset}"]
         lines += [f"set_interface_property {prefix} {key} {value}" for key, value in properties.items()]
         # A member's signature is seen from the component (flipped for an ``In`` member).
         for role, member in component.signature.members[prefix].signature.members.items():

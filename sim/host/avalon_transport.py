@@ -23,7 +23,7 @@ from sim.support.avalon import RandomMemory, SparseMemory, beats_to_words, words
 __all__ = ["AvalonTransport", "BASES"]
 
 #: Where the host puts its buffers in the memory model (byte addresses).
-BASES = {"dataset": 0x0001_0000, "trees": 0x0040_0000}
+BASES = {"dataset": 0x0001_0000, "trees": 0x0040_0000, "codes": 0x1000_0000}
 
 
 class AvalonTransport:
@@ -39,9 +39,11 @@ class AvalonTransport:
         self.write_target = {name: value for value, name in write_targets.items()}
         self.memory = SparseMemory()
         self.master = AvalonMMMasterBFM(AvalonMMBus.from_prefix(dut, "csr_"), dut.clk, dut.rst)
+        # (``mem_codes``: the code reader's master of a build with its codes in memory)
+        masters = ["mem_read", "mem_write"] + (["mem_codes"] if hasattr(dut, "mem_codes__address") else [])
         self.models = [RandomMemory(dut, name, self.memory, rng, latency=latency,
                                     waitrequest_probability=waitrequest_probability)
-                       for name in ("mem_read", "mem_write")]
+                       for name in masters]
         self.drivers = []
 
     def start(self):
@@ -63,6 +65,11 @@ class AvalonTransport:
     async def _dma_flags(self):
         word = await self._top("DMA_STATUS")
         return {flag for bit, flag in enumerate(DMA_STATUS_BITS) if word >> bit & 1}
+
+    async def send_codes(self, image):
+        """The code store's bytes into memory; returns its base address."""
+        self.memory.write_region(BASES["codes"], image)
+        return BASES["codes"]
 
     async def send_dataset(self, beats):
         """The beats into memory, then a read job into ``dataset``; returns when it is done."""

@@ -9,7 +9,9 @@ system's own bus and streams under cocotb), or
 :class:`sim.host.avalon_transport.AvalonTransport` (``histogram_top``'s Avalon-MM slave
 and a memory its DMA masters read and write, as a board would). A transport has the
 register calls, ``send_dataset``, ``arm_trees(limit)`` and ``collect_trees()``,
-``wait_cycles`` and ``cycle_count``.
+``wait_cycles`` and ``cycle_count``, and for a build with its codes in memory
+``send_codes(image)``: the code store's bytes put in the accelerator's memory, returning
+their base address (the driver writes it to ``CODE_BASE`` and streams only the labels).
 
 What the histogram PE trains is the golden model's forest-mode tree (a fresh feature draw
 a split, ``min_samples_leaf = 1``); a job outside that is refused before anything is
@@ -25,8 +27,10 @@ import numpy as np
 from hw.histogram_pe import node_record_layout
 from hw.histogram_system import (HISTOGRAM_IDENTIFIER, HISTOGRAM_REGISTERS, HISTOGRAM_STATUS_BITS,
                                  forest_record_layout)
-from hw.row_gather import dataset_layout
+from hw.code_reader import CodeStoreFormat
+from hw.row_gather import dataset_layout, label_layout
 from sim.host.errors import AcceleratorError
+from sim.support.avalon import RandomMemory, SparseMemory
 from sim.host.transport import CocotbRegisters, NamedRegisters
 from sim.support.streams import StreamSink, StreamSource
 from sim.support.trees import bits
@@ -40,7 +44,8 @@ TRAIN_BUDGET = 2_000_000_000
 
 #: What each error flag of ``STATUS`` means, in a host program's terms.
 HISTOGRAM_MEANINGS = {
-    "bad_config": "N_TREES is 0 or more than MAX_TREES: nothing was started",
+    "bad_config": "N_TREES is 0 or more than MAX_TREES, or CODE_BASE is not on a memory word's "
+                  "boundary: nothing was started",
     "dataset_error": "a dataset row's index was at or past MAX_ROWS",
     "start_while_busy": "a start was written while a training ran (ignored)",
     "bad_start": "the PE refused a tree's parameters (no rows or features, more than the build "
@@ -68,7 +73,15 @@ class HistogramCapacity:
                                                 self.classes, self.count_bits, self.row_bits,
                                                 bits(self.max_depth))
         self.forest_layout = forest_record_layout(self.tree_index_bits, self.record_layout)
-        self.dataset_layout = dataset_layout(self.row_bits, self.features, self.code_bits, bits(self.classes - 1))
+        self.code_store = design.get("code_store", "chip")
+        self.store = None
+        if self.code_store == "memory":
+            self.store = CodeStoreFormat(self.max_rows, self.features, self.code_bits,
+                                         design.get("code_word_bits", 512))
+            self.dataset_layout = label_layout(self.row_bits, bits(self.classes - 1))
+        else:
+            self.dataset_layout = dataset_layout(self.row_bits, self.features, self.code_bits,
+                                                 bits(self.classes - 1))
 
 
 def check_histogram_job(capacity, n_rows, n_features, n_classes, params, n_trees):
@@ -120,13 +133,29 @@ def tree_from_records(records, capacity, n_classes, label="tree"):
 
 class HistogramTransport(CocotbRegisters):
     """The simulated ``HistogramSystem`` ``dut`` of the build ``capacity`` under cocotb:
-    its register bus and its two streams (``dataset``, ``trees``; both in ``drivers``)."""
+    its register bus and its two streams (``dataset``, ``trees``; both in ``drivers``); with
+    its codes in memory, a memory model on its ``codes`` master (``memory``: random
+    ``waitrequest`` at ``idle_probability``, read latency in ``memory_latency``)."""
 
-    def __init__(self, dut, capacity, rng, idle_probability=0.0, stall_probability=0.0, period_ns=10):
+    #: Where :meth:`send_codes` puts the code store (a byte address).
+    CODE_BASE = 0x1000_0000
+
+    def __init__(self, dut, capacity, rng, idle_probability=0.0, stall_probability=0.0, period_ns=10,
+                 memory_latency=(1, 16)):
         super().__init__(dut, rng, idle_probability, stall_probability, period_ns)
         self.dataset = StreamSource(dut, "dataset", capacity.dataset_layout, **self.source)
         self.trees = StreamSink(dut, "trees", capacity.forest_layout, **self.sink)
         self.drivers = [self.dataset, self.trees]
+        self.memory = self.memory_model = None
+        if capacity.store is not None:
+            self.memory = SparseMemory()
+            self.memory_model = RandomMemory(dut, "codes", self.memory, rng, latency=tuple(memory_latency),
+                                             waitrequest_probability=idle_probability)
+            self.memory_model.start()
+
+    async def send_codes(self, image):
+        self.memory.write_region(self.CODE_BASE, image)
+        return self.CODE_BASE
 
     async def send_dataset(self, beats):
         for beat in beats:
@@ -147,10 +176,11 @@ class HistogramHostDriver(NamedRegisters):
     ``dut`` (stream stalls drawn from ``rng``), or whatever ``transport`` reaches."""
 
     def __init__(self, dut, design, rng=None, idle_probability=0.0, stall_probability=0.0, period_ns=10,
-                 *, transport=None):
+                 *, transport=None, memory_latency=(1, 16)):
         self.capacity = HistogramCapacity(design)
         self.transport = transport or HistogramTransport(dut, self.capacity, rng or random.Random(0),
-                                                         idle_probability, stall_probability, period_ns)
+                                                         idle_probability, stall_probability, period_ns,
+                                                         memory_latency)
         self.n_rows = self.n_features = None
 
     drivers = property(lambda self: self.transport.drivers)
@@ -167,7 +197,7 @@ class HistogramHostDriver(NamedRegisters):
             raise AcceleratorError(f"ID register reads {identifier:#x}, not {HISTOGRAM_IDENTIFIER:#x}")
         return {name: await self.read(name) for name in
                 ("LANES", "MAX_ROWS", "FEATURE_CAPACITY", "CLASSES", "MAX_TREES", "MAX_DEPTH", "CODE_BITS",
-                 "MAX_SAMPLES", "MAX_NODES")}
+                 "MAX_SAMPLES", "MAX_NODES", "CODE_WORD_BITS")}
 
     async def load_dataset(self, codes, labels):
         """Stream the rows (codes padded with 0 past the dataset's features)."""
@@ -181,10 +211,15 @@ class HistogramHostDriver(NamedRegisters):
             raise ValueError(f"a code of {int(codes.max())} does not fit the build's code_bits = {capacity.code_bits}")
         if labels.size and (labels.min() < 0 or labels.max() >= capacity.classes):
             raise ValueError(f"a label of {int(labels.max())} is past the build's {capacity.classes} classes")
-        padding = [0] * (capacity.features - n_features)
-        await self.transport.send_dataset(
-            {"row": row, "codes": [int(code) for code in codes[row]] + padding, "label": int(labels[row])}
-            for row in range(n_rows))
+        if capacity.store is not None:
+            # the codes into the code store in memory, the labels streamed
+            await self.write("CODE_BASE", await self.transport.send_codes(capacity.store.image(codes)))
+            await self.transport.send_dataset({"row": row, "label": int(labels[row])} for row in range(n_rows))
+        else:
+            padding = [0] * (capacity.features - n_features)
+            await self.transport.send_dataset(
+                {"row": row, "codes": [int(code) for code in codes[row]] + padding, "label": int(labels[row])}
+                for row in range(n_rows))
         status = await self.status()
         if status["dataset_error"]:
             raise AcceleratorError("the accelerator refused the dataset: " + self.explain(status, ["dataset_error"]),

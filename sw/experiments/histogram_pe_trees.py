@@ -34,8 +34,8 @@ import numpy as np
 from hw.checks import bits
 from hw.flows.fmax_record import proxy_clock
 from sim import backend
-from sw.experiments.out_of_core import (CODE_BITS, coded, cpu_seconds_per_tree, forest_parameters,
-                                        histogram_pe_cycles, raw_dataset)
+from sw.experiments.out_of_core import (CODE_BITS, SIMULATED_DDR4, coded, cpu_seconds_per_tree,
+                                        forest_parameters, histogram_pe_cycles, raw_dataset)
 from sw.experiments.report import pyplot, save_plot
 from sw.methods.forest.histogram import train_tree_from_histograms
 
@@ -109,10 +109,12 @@ def _holds(build, needed, name):
         raise ValueError(f"{name}: the build's passes or counts are too narrow for it")
 
 
-def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=print, build=None):
+def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=print, build=None,
+            code_store="chip"):
     """One dataset's row: the simulated trees' cycles, the model's price, bound and CPU;
     on ``build`` (parameters, e.g. a named build's, with its own lanes) if given, else on
-    one sized to the dataset."""
+    one sized to the dataset; with ``code_store="memory"`` the codes are read from the
+    memory model :data:`~sw.experiments.out_of_core.SIMULATED_DDR4`."""
     X, y = raw_dataset(name)
     codes, labels = coded(X, y)
     lanes = build["lanes"] if build else lanes
@@ -120,15 +122,19 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     needed = build_for(codes, labels, grown, lanes)
     if build:
         _holds(build, needed, name)
-    build = build or needed
-    log_file = backend.BUILD_ROOT / "logs" / f"histogram_pe_trees_{name}.log"
+    build = dict(build or needed)
+    memory = None
+    if code_store == "memory":
+        build.update(code_store="memory", code_word_bits=SIMULATED_DDR4["word_bits"])
+        memory = {key: SIMULATED_DDR4[key] for key in ("memory_latency", "waitrequest_probability")}
+    log_file = backend.BUILD_ROOT / "logs" / f"histogram_pe_trees_{name}_{code_store}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log(f"{name}: {codes.shape[0]:,} x {codes.shape[1]} codes, {needed['classes']} classes; build "
         f"{build}; simulating {trees} tree(s) (a new shape builds for minutes; log: {log_file})", flush=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         path = Path(scratch) / f"{name}.npz"
         np.savez(path, codes=codes.astype(np.uint8), labels=labels.astype(np.int64))
-        records = backend.histogram_pe_report(build, {name: path}, trees, log_file=log_file)
+        records = backend.histogram_pe_report(build, {name: path}, trees, log_file=log_file, memory=memory)
     model = [histogram_pe_cycles(work, lanes) for _, work in grown]
     measured = [record["cycles"] for record in records]
     assert [record["nodes"] for record in records] == [tree.n_nodes for tree, _ in grown]
@@ -139,20 +145,23 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
            "nodes": statistics.mean(r["nodes"] for r in records), "cycles": cycles,
            "model_cycles": statistics.mean(model),
            "bound": statistics.mean(r["one_pass_bound"] for r in records),
-           "ms": cycles / clock_hz * 1e3, "dal_ms": dal_ms, "states": _grouped(records)}
+           "ms": cycles / clock_hz * 1e3, "dal_ms": dal_ms, "states": _grouped(records),
+           "code_store": code_store,
+           "mb_read": statistics.mean(r.get("words_read", 0) for r in records) * SIMULATED_DDR4["word_bits"] / 8e6}
     log(f"{name}: {row['nodes']:,.0f} nodes, {cycles:,.0f} cycles a tree (model {row['model_cycles']:,.0f}, "
         f"bound {row['bound']:,.0f}); oneDAL {dal_ms:.2f} ms a tree on one core", flush=True)
     return row
 
 
 def table(rows, clock_mhz):
-    lines = ["| dataset | rows x features (classes) | lanes | nodes a tree | cycles a tree, measured "
+    lines = ["| dataset | rows x features (classes) | codes | lanes | nodes a tree | cycles a tree, measured "
              "| the cost model's price | measured / model | one-pass bound | measured / bound "
              f"| one PE at {clock_mhz} MHz: ms | oneDAL, 1 core: ms | one PE / one core |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
+        store = "on the chip" if row["code_store"] == "chip" else f"in memory, {row['mb_read']:.1f} MB read"
         lines.append(
-            f"| {row['dataset']} | {row['rows']:,} x {row['features']} ({row['classes']}) | {row['lanes']} | "
+            f"| {row['dataset']} | {row['rows']:,} x {row['features']} ({row['classes']}) | {store} | {row['lanes']} | "
             f"{row['nodes']:,.0f} | {row['cycles']:,.0f} | {row['model_cycles']:,.0f} | "
             f"{row['cycles'] / row['model_cycles']:.2f} | {row['bound']:,.0f} | "
             f"{row['cycles'] / row['bound']:.2f} | {row['ms']:.2f} | {row['dal_ms']:.2f} | "
@@ -189,7 +198,8 @@ def plot(rows, path):
     axis.set_yticks(list(positions), [f"{row['dataset']} ({row['lanes']} lanes)" for row in rows])
     axis.invert_yaxis()
     axis.set_xlabel("cycles per forest-mode tree / one-pass bound")
-    axis.set_title("Histogram PE in Verilator (dataset on the chip): where a tree's cycles go")
+    where = {"chip": "codes on the chip", "memory": "codes read from the simulated DDR4"}
+    axis.set_title(f"Histogram PE in Verilator ({where[rows[0]['code_store']]}): where a tree's cycles go")
     axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
     figure.tight_layout()
     save_plot(figure, path)
@@ -202,6 +212,8 @@ def main(argv=None):
     parser.add_argument("--lanes", type=int, default=8)
     parser.add_argument("--build", help="a named build (hw.designs.BUILDS) for every dataset, its "
                         "lanes replacing --lanes (default: a build sized to each dataset)")
+    parser.add_argument("--code-store", choices=("chip", "memory"), default="chip",
+                        help="codes on the chip, or read from the simulated DDR4 (out_of_core.SIMULATED_DDR4)")
     parser.add_argument("--out", default="results/histogram_pe_trees.md")
     arguments = parser.parse_args(argv)
     clock = proxy_clock()["clock_mhz"]
@@ -209,7 +221,8 @@ def main(argv=None):
     if arguments.build:
         from hw.designs import build_parameters
         build = build_parameters(arguments.build)
-    rows = [measure(name, arguments.trees, arguments.lanes, clock * 1e6, build=build)
+    rows = [measure(name, arguments.trees, arguments.lanes, clock * 1e6, build=build,
+                    code_store=arguments.code_store)
             for name in arguments.datasets]
     text = table(rows, clock) + "\n\n" + profile_table(rows)
     print(text)

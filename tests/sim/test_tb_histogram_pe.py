@@ -25,6 +25,22 @@ def test_histogram_pe_matches_model_in_verilator(parameters, seed):
     assert (tests, failed) == (4, 0)
 
 
+@pytest.mark.parametrize("parameters, seed", [
+    # The codes in memory (64-bit words of 16 3-bit codes in 4-bit slots): the same trees
+    # with a memory model of random waitrequest and 1 to 24 cycles of read latency.
+    ({"max_rows": 40, "features": 6, "lanes": 3, "code_bits": 3, "classes": 3, "count_bits": 7,
+      "pass_bits": 2, "max_nodes": 63, "max_depth": 12, "code_store": "memory", "code_word_bits": 64}, 105),
+    # Two lanes, 200 rows, 32-bit words of 8 codes; long latencies (16 to 48 cycles).
+    ({"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 3, "classes": 3, "count_bits": 9,
+      "pass_bits": 2, "max_nodes": 255, "max_depth": 16, "code_store": "memory", "code_word_bits": 32}, 106),
+])
+def test_histogram_pe_reads_codes_from_memory_in_verilator(parameters, seed):
+    latency = [1, 24] if seed == 105 else [16, 48]
+    tests, failed = simulate("histogram_pe", "sim.tb_histogram_pe", parameters=parameters,
+                             testbench={"random_cases": 6, "memory_latency": latency}, seed=seed)
+    assert (tests, failed) == (4, 0)
+
+
 @pytest.mark.parametrize("arguments, text", [
     ({"max_nodes": 2}, "max_nodes must be between 3 and 65536, not 2"),
     ({"max_depth": 256}, "max_depth must be between 1 and 255, not 256"),

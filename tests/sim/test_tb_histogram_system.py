@@ -13,10 +13,13 @@ from sim.runner import simulate
     # unlimited trees outgrow the depth limit, so forests stop with their flags.
     ({"max_rows": 24, "features": 4, "lanes": 1, "code_bits": 2, "classes": 2, "count_bits": 6,
       "pass_bits": 2, "max_nodes": 9, "max_depth": 6, "tree_index_bits": 3}, 205),
+    # The codes in memory: 32-bit words of 8 4-bit codes, read with random waitrequest and
+    # 1 to 24 cycles of latency.
+    ({"code_store": "memory", "code_word_bits": 32}, 206),
 ])
 def test_histogram_system_matches_model_in_verilator(parameters, seed):
     tests, failed = simulate("histogram_system", "sim.tb_histogram_system", parameters=parameters,
-                             testbench={"random_forests": 12}, seed=seed)
+                             testbench={"random_forests": 12, "memory_latency": [1, 24]}, seed=seed)
     assert (tests, failed) == (3, 0)
 
 

@@ -12,6 +12,9 @@ from sim.runner import simulate
     # The build that overflows and outgrows its depth (as the system's testbench's).
     ({"max_rows": 24, "features": 4, "lanes": 1, "code_bits": 2, "classes": 2, "count_bits": 6,
       "pass_bits": 2, "max_nodes": 9, "max_depth": 6, "tree_index_bits": 3, "read_fifo_depth": 2}, 302),
+    # The codes in memory, read through a third master (mem_codes) from the same memory
+    # model: 64-bit words of 16 4-bit codes.
+    ({"code_store": "memory", "code_word_bits": 64}, 303),
 ])
 def test_histogram_top_matches_model_through_avalon(parameters, seed):
     tests, failed = simulate("histogram_top", "sim.tb_histogram_top", parameters=parameters,
