@@ -10,10 +10,17 @@ at once, by value and limit (:func:`check_job`); a build already made that holds
 is reused (:func:`choose_design`), else one is sized for it (:func:`design_for`: rows
 rounded up to a power of two up to 1,024 and to a multiple of 1,024 beyond, features to a
 multiple of the lanes, classes to a power of two, node memory for any tree of those rows,
-depth 255), elaborated and compiled once (minutes for a large dataset: its codes are
-held in the row gather's memory); one host session trains the forest through the
+depth 255), elaborated and compiled once; one host session trains the forest through the
 system's registers (:mod:`sim.host.histogram_session`) with progress shown and the
 simulator's log in a file.
+
+**Where the codes live.** A build keeps the codes on the chip (the row gather's memory)
+when they take at most :data:`CHIP_CODE_BITS` (half the M20K bits of the 10AX115, the rest
+left to the PE); a larger dataset gets a build that reads them from the board's memory
+(``code_store="memory"``, ``hw.code_reader``): the host writes the code store into the
+simulated DDR4 (:data:`sim.support.avalon.SIMULATED_DDR4`: its latency is in the cycles)
+and streams only the labels. A build made earlier that keeps more codes on the chip than
+that is not reused (no 10AX115 takes it).
 
 The histogram system trains forest-mode trees with ``min_samples_leaf = 1`` and codes of
 at most 10 bits (``docs/out_of_core.md``), node for node as the golden model. It has no
@@ -22,6 +29,7 @@ inference (which the ``ForestSystem``'s engine equals) and says so.
 """
 
 from hw.checks import bits
+from hw.flows.resources import ARRIA10_10AX115
 from sim.backend import _session
 from sim.host.builds import known_builds
 from sim.host.histogram_driver import HistogramCapacity, check_histogram_job
@@ -36,6 +44,17 @@ LANES = 8
 #: The depth limit of a build (the PE's largest): an unlimited tree runs with it.
 DEPTH = 255
 TOPLEVEL = "histogram_system"
+#: Most code bits a build keeps on the chip: half the 10AX115's M20K (20,480 bits a block).
+CHIP_CODE_BITS = ARRIA10_10AX115["m20k"] * 20_480 // 2
+#: A memory word of the code store (the board's DDR4 interface width).
+CODE_WORD_BITS = 512
+
+
+def _codes_on_chip(design):
+    """Bits of codes ``design`` keeps on the chip (0 when they are in memory)."""
+    if design.get("code_store", "chip") == "memory":
+        return 0
+    return design["max_rows"] * design["features"] * design["code_bits"]
 
 
 def check_job(n_rows, n_features, n_classes, n_trees, params, *, code_bits):
@@ -60,16 +79,22 @@ def design_for(n_rows, n_features, n_classes, code_bits, lanes=LANES):
     rows = _power_of_two(max(n_rows, 2)) if n_rows <= 1024 else -(-n_rows // 1024) * 1024
     lanes = min(lanes, n_features)
     features = -(-n_features // lanes) * lanes
-    return {"max_rows": rows, "features": features, "lanes": lanes, "code_bits": code_bits,
-            "classes": max(2, _power_of_two(n_classes)), "count_bits": bits(rows),
-            "pass_bits": max(1, bits(features // lanes - 1)), "max_nodes": min(1 << 16, _power_of_two(2 * rows - 1)),
-            "max_depth": DEPTH, "tree_index_bits": 16}
+    design = {"max_rows": rows, "features": features, "lanes": lanes, "code_bits": code_bits,
+              "classes": max(2, _power_of_two(n_classes)), "count_bits": bits(rows),
+              "pass_bits": max(1, bits(features // lanes - 1)),
+              "max_nodes": min(1 << 16, _power_of_two(2 * rows - 1)), "max_depth": DEPTH, "tree_index_bits": 16}
+    if _codes_on_chip(design) > CHIP_CODE_BITS:
+        design.update(code_store="memory", code_word_bits=CODE_WORD_BITS)
+    return design
 
 
 def shortfall(design, n_rows, n_features, n_classes, code_bits, params, n_trees):
     """Why the build ``design`` cannot hold this job (naming the parameter), or None."""
     if design["code_bits"] != code_bits:
         return f"design code_bits = {design['code_bits']}, the job's codes are {code_bits} bits"
+    if _codes_on_chip(design) > CHIP_CODE_BITS:
+        return (f"design keeps {_codes_on_chip(design) / 1e6:.1f} Mbit of codes on the chip, more than "
+                f"the {CHIP_CODE_BITS / 1e6:.1f} Mbit a build may (half the 10AX115's M20K)")
     try:
         check_histogram_job(HistogramCapacity(design), n_rows, n_features, n_classes, params, n_trees)
     except ValueError as error:

@@ -15,6 +15,7 @@ from cocotb.triggers import ClockCycles
 
 from sim.host.histogram_driver import HistogramHostDriver
 from sim.host.session import load_job, run_and_save
+from sim.support.avalon import SIMULATED_DDR4
 from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS
 
 
@@ -29,7 +30,9 @@ async def _train(host, job, result, progress):
 async def run_job(dut):
     settings, job, progress = load_job()
     Clock(dut.clk, CLOCK_PERIOD_NS, unit="ns", impl=CLOCK_IMPL).start()
-    host = HistogramHostDriver(dut, settings["design"], period_ns=CLOCK_PERIOD_NS)
+    # (a build with its codes in memory reads them from the simulated DDR4, never waiting)
+    host = HistogramHostDriver(dut, settings["design"], period_ns=CLOCK_PERIOD_NS,
+                               memory_latency=SIMULATED_DDR4["memory_latency"])
     for driver in host.drivers:
         cocotb.start_soon(driver.run())
     dut.rst.value = 1

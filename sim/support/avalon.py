@@ -14,7 +14,15 @@ from cocotbext.avalon import AvalonMMBus, AvalonMMMemoryBFM
 from hw.avalon.bus import words_per_beat
 from sim.support.streams import pack, unpack
 
-__all__ = ["SparseMemory", "RandomMemory", "beats_to_words", "words_to_beats"]
+__all__ = ["SparseMemory", "RandomMemory", "beats_to_words", "words_to_beats", "SIMULATED_DDR4"]
+
+#: The memory the simulated code store reads (``hw.code_reader``; ``make histpe``, the
+#: histogram backend): 512-bit words (the Arria 10 DDR4 interface's width), at most one a
+#: core cycle (6.4 GB/s at 100 MHz: a third of one DDR4-2400 x64 interface's 19.2 GB/s peak,
+#: below the half of it ``sw.experiments.out_of_core`` assumes for random bursts), each
+#: answered 20 to 30 core cycles after its read (200 to 300 ns at 100 MHz: an assumed
+#: controller latency and clock crossing; no board has measured it).
+SIMULATED_DDR4 = {"word_bits": 512, "memory_latency": (20, 30), "waitrequest_probability": 0.0}
 
 
 class SparseMemory:

@@ -34,8 +34,9 @@ import numpy as np
 from hw.checks import bits
 from hw.flows.fmax_record import proxy_clock
 from sim import backend
-from sw.experiments.out_of_core import (CODE_BITS, SIMULATED_DDR4, coded, cpu_seconds_per_tree,
-                                        forest_parameters, histogram_pe_cycles, raw_dataset)
+from sim.support.avalon import SIMULATED_DDR4
+from sw.experiments.out_of_core import (CODE_BITS, coded, cpu_seconds_per_tree, forest_parameters,
+                                        histogram_pe_cycles, raw_dataset)
 from sw.experiments.report import pyplot, save_plot
 from sw.methods.forest.histogram import train_tree_from_histograms
 
@@ -114,7 +115,7 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     """One dataset's row: the simulated trees' cycles, the model's price, bound and CPU;
     on ``build`` (parameters, e.g. a named build's, with its own lanes) if given, else on
     one sized to the dataset; with ``code_store="memory"`` the codes are read from the
-    memory model :data:`~sw.experiments.out_of_core.SIMULATED_DDR4`."""
+    memory model :data:`sim.support.avalon.SIMULATED_DDR4`."""
     X, y = raw_dataset(name)
     codes, labels = coded(X, y)
     lanes = build["lanes"] if build else lanes
@@ -213,7 +214,7 @@ def main(argv=None):
     parser.add_argument("--build", help="a named build (hw.designs.BUILDS) for every dataset, its "
                         "lanes replacing --lanes (default: a build sized to each dataset)")
     parser.add_argument("--code-store", choices=("chip", "memory"), default="chip",
-                        help="codes on the chip, or read from the simulated DDR4 (out_of_core.SIMULATED_DDR4)")
+                        help="codes on the chip, or read from the simulated DDR4 (sim.support.avalon.SIMULATED_DDR4)")
     parser.add_argument("--out", default="results/histogram_pe_trees.md")
     arguments = parser.parse_args(argv)
     clock = proxy_clock()["clock_mhz"]

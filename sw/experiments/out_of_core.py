@@ -67,7 +67,6 @@ from sw.methods.forest.model import TrainingParameters
 from sw.methods.forest.quantize import make_quantizer
 
 __all__ = ["CODE_BITS", "NODE_CYCLES", "DDR4_PEAK_GBPS", "RANDOM_BURST_EFFICIENCY", "BURST_BYTES",
-           "SIMULATED_DDR4",
            "histogram_pe_cycles", "cycle_parts", "external_bytes", "todays_pe_cycles", "raw_dataset",
            "coded", "forest_parameters", "cpu_seconds_per_tree", "measure",
            "table", "parts_table", "plot", "main"]
@@ -81,12 +80,6 @@ DDR4_PEAK_GBPS = 19.2
 #: Share of the peak assumed for 64-byte reads at random rows (row misses, refresh).
 RANDOM_BURST_EFFICIENCY = 0.5
 BURST_BYTES = 64
-#: The memory the simulated code store reads (``hw.code_reader``, ``make histpe``): 512-bit
-#: words (the Arria 10 DDR4 interface's width), at most one a core cycle (6.4 GB/s at
-#: 100 MHz: a third of :data:`DDR4_PEAK_GBPS`, below its assumed random-burst share), each
-#: answered 20 to 30 core cycles after its read (200 to 300 ns at 100 MHz: an assumed
-#: controller latency and clock crossing; no board has measured it).
-SIMULATED_DDR4 = {"word_bits": 512, "memory_latency": (20, 30), "waitrequest_probability": 0.0}
 #: Synthetic set larger than the default build (issue #22's 20,000 x 100, 20 classes).
 SYNTHETIC = {"random20k": dict(n_samples=20_000, n_features=100, n_informative=40,
                                n_classes=20, n_clusters_per_class=1, random_state=0)}

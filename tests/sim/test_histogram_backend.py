@@ -95,3 +95,16 @@ def test_an_unlimited_tree_deeper_than_the_build_is_refused_with_the_limit_and_t
     assert "reached the build's max_depth = 4 levels with a node that may split further: refit with " \
            "max_depth <= 4" in str(error)
     assert f"(simulation log: {error.log})" in str(error) and "histogram_session" in error.log.read_text()
+
+
+def test_codes_larger_than_the_chip_takes_go_to_memory_and_such_chip_builds_are_not_reused():
+    # isolet (7,797 x 617 at 8 bits: 40.9 Mbit in its 8,192 x 624 build) is more than half
+    # the 10AX115's 55.6 Mbit of M20K; random20k (17 Mbit) is not.
+    isolet = histogram_backend.design_for(7_797, 617, 26, 8)
+    assert isolet["code_store"] == "memory" and isolet["code_word_bits"] == 512
+    assert "code_store" not in histogram_backend.design_for(20_000, 100, 20, 8)
+    on_chip = {**isolet, "code_store": "chip"}
+    params = TrainingParameters(n_classes=26, max_samples=7_797, features_per_split=24)
+    assert "40.9 Mbit of codes on the chip, more than the 27.8 Mbit" in \
+        histogram_backend.shortfall(on_chip, 7_797, 617, 26, 8, params, 2)
+    assert histogram_backend.shortfall(isolet, 7_797, 617, 26, 8, params, 2) is None
