@@ -40,10 +40,12 @@ from sim import runner
 from sim.host.builds import (LIMITS, build_folder, check_capacity, check_job, choose_design,
                              design_for, record_build, shortfall)
 from sim.host.errors import AcceleratorError
+from sim.support.avalon import SIMULATED_DDR4   # (the memory experiments read codes from)
 from sim.runner import BUILD_ROOT, PROJECT_ROOT, simulate
 
 __all__ = ["LIMITS", "AcceleratorError", "check_capacity", "check_job", "choose_design", "design_for",
-           "train", "train_batch", "predict", "pe_report", "histogram_pe_report", "PROJECT_ROOT", "BUILD_ROOT"]
+           "train", "train_batch", "predict", "pe_report", "histogram_pe_report", "PROJECT_ROOT", "BUILD_ROOT",
+           "SIMULATED_DDR4"]
 
 #: Simulator logs kept under ``$HWFOREST_BUILD_DIR/logs/`` (older ones are removed once
 #: an hour old).
@@ -344,14 +346,18 @@ def pe_report(testcase, build, testbench, *, profile=False):
                      testbench)
 
 
-def histogram_pe_report(build, arrays, trees, *, log_file=None, memory=None):
+def histogram_pe_report(build, arrays, trees, *, log_file=None, code_store="chip"):
     """Grow ``trees`` forest-mode trees (forest seed 7) on each dataset of ``arrays``
     (``{name: .npz path}`` of ``codes`` and ``labels``) on the histogram PE ``build``
     (``sim.tb_histogram_pe``, ``datasets_match_model``: node for node against the model,
     no stalls); return the report's records, one per tree (cycles, nodes, one-pass bound).
-    ``memory``: the memory model's settings for a build with its codes in memory
-    (``memory_latency``, ``waitrequest_probability``)."""
+    With ``code_store="memory"`` the build reads its codes from the simulated DDR4
+    (:data:`SIMULATED_DDR4`: its word width, latency and waitrequest)."""
+    memory = {}
+    if code_store == "memory":
+        build = {**build, "code_store": "memory", "code_word_bits": SIMULATED_DDR4["word_bits"]}
+        memory = {key: SIMULATED_DDR4[key] for key in ("memory_latency", "waitrequest_probability")}
     return _reported("histogram_pe", "sim.tb_histogram_pe", build, "datasets_match_model",
                      {"arrays": {name: str(path) for name, path in arrays.items()}, "dataset_trees": trees,
-                      **(memory or {})},
+                      **memory},
                      log_file)

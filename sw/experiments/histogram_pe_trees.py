@@ -34,7 +34,6 @@ import numpy as np
 from hw.checks import bits
 from hw.flows.fmax_record import proxy_clock
 from sim import backend
-from sim.support.avalon import SIMULATED_DDR4
 from sw.experiments.out_of_core import (CODE_BITS, coded, cpu_seconds_per_tree, forest_parameters,
                                         histogram_pe_cycles, raw_dataset)
 from sw.experiments.report import pyplot, save_plot
@@ -115,7 +114,7 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     """One dataset's row: the simulated trees' cycles, the model's price, bound and CPU;
     on ``build`` (parameters, e.g. a named build's, with its own lanes) if given, else on
     one sized to the dataset; with ``code_store="memory"`` the codes are read from the
-    memory model :data:`sim.support.avalon.SIMULATED_DDR4`."""
+    memory model :data:`sim.support.avalon.SIMULATED_DDR4` (``backend.SIMULATED_DDR4``)."""
     X, y = raw_dataset(name)
     codes, labels = coded(X, y)
     lanes = build["lanes"] if build else lanes
@@ -123,11 +122,7 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     needed = build_for(codes, labels, grown, lanes)
     if build:
         _holds(build, needed, name)
-    build = dict(build or needed)
-    memory = None
-    if code_store == "memory":
-        build.update(code_store="memory", code_word_bits=SIMULATED_DDR4["word_bits"])
-        memory = {key: SIMULATED_DDR4[key] for key in ("memory_latency", "waitrequest_probability")}
+    build = build or needed
     log_file = backend.BUILD_ROOT / "logs" / f"histogram_pe_trees_{name}_{code_store}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log(f"{name}: {codes.shape[0]:,} x {codes.shape[1]} codes, {needed['classes']} classes; build "
@@ -135,7 +130,8 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         path = Path(scratch) / f"{name}.npz"
         np.savez(path, codes=codes.astype(np.uint8), labels=labels.astype(np.int64))
-        records = backend.histogram_pe_report(build, {name: path}, trees, log_file=log_file, memory=memory)
+        records = backend.histogram_pe_report(build, {name: path}, trees, log_file=log_file,
+                                              code_store=code_store)
     model = [histogram_pe_cycles(work, lanes) for _, work in grown]
     measured = [record["cycles"] for record in records]
     assert [record["nodes"] for record in records] == [tree.n_nodes for tree, _ in grown]
@@ -148,7 +144,7 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
            "bound": statistics.mean(r["one_pass_bound"] for r in records),
            "ms": cycles / clock_hz * 1e3, "dal_ms": dal_ms, "states": _grouped(records),
            "code_store": code_store,
-           "mb_read": statistics.mean(r.get("words_read", 0) for r in records) * SIMULATED_DDR4["word_bits"] / 8e6}
+           "mb_read": statistics.mean(r.get("words_read", 0) for r in records) * backend.SIMULATED_DDR4["word_bits"] / 8e6}
     log(f"{name}: {row['nodes']:,.0f} nodes, {cycles:,.0f} cycles a tree (model {row['model_cycles']:,.0f}, "
         f"bound {row['bound']:,.0f}); oneDAL {dal_ms:.2f} ms a tree on one core", flush=True)
     return row

@@ -44,10 +44,13 @@ def test_the_sized_build_is_one_the_hardware_accepts(n_rows, n_features, n_class
 
 def test_the_table_names_the_clock_and_the_ratios():
     row = {"dataset": "d", "rows": 20000, "features": 100, "classes": 20, "lanes": 8, "nodes": 3000,
-           "cycles": 1500, "model_cycles": 1000, "bound": 500, "ms": 2.0, "dal_ms": 5.0}
-    text = table([row], 99)
+           "cycles": 1500, "model_cycles": 1000, "bound": 500, "ms": 2.0, "dal_ms": 5.0, "code_store": "chip",
+           "mb_read": 0.0}
+    text = table([row, {**row, "dataset": "e", "code_store": "memory", "mb_read": 22.04}], 99)
     assert "one PE at 99 MHz: ms" in text
-    assert "| d | 20,000 x 100 (20) | 8 | 3,000 | 1,500 | 1,000 | 1.50 | 500 | 3.00 | 2.00 | 5.00 | 2.50x |" in text
+    assert "| d | 20,000 x 100 (20) | on the chip | 8 | 3,000 | 1,500 | 1,000 | 1.50 | 500 | 3.00 | 2.00 | 5.00 | " \
+           "2.50x |" in text
+    assert "| e | 20,000 x 100 (20) | in memory, 22.0 MB read | 8 |" in text
 
 
 def test_every_controller_state_is_in_one_group():
