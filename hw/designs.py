@@ -39,6 +39,10 @@ __all__ = ["DESIGNS", "BUILDS", "design_name", "component", "build_parameters",
            "system_for_dataset"]
 
 #: Top-level name -> (component class, default parameters).
+#: Where the histogram PE's designs keep the codes by default (``"memory"``: read from a
+#: code store in external memory in words of ``code_word_bits``, ``hw/code_reader.py``).
+_CODES_ON_CHIP = {"code_store": "chip", "code_word_bits": 512}
+
 DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
     # The histogram PE's generator: the same stream, rewound after a node's draws.
@@ -53,24 +57,24 @@ DESIGNS = {
     "pass_combiner": (PassCombiner, {"lanes": 8, "pass_bits": 4, "classes": 8, "code_bits": 8,
                                      "count_bits": 13}),
     "row_gather": (RowGather, {"max_rows": 4096, "features": 32, "lanes": 8, "code_bits": 8,
-                               "classes": 8, "weight_bits": 12}),
+                               "classes": 8, "weight_bits": 12, **_CODES_ON_CHIP}),
     "pass_engine": (PassEngine, {"max_rows": 4096, "features": 32, "lanes": 4, "code_bits": 8,
-                                 "classes": 8, "count_bits": 13, "pass_bits": 4}),
+                                 "classes": 8, "count_bits": 13, "pass_bits": 4, **_CODES_ON_CHIP}),
     "histogram_pe": (HistogramPE, {"max_rows": 4096, "features": 32, "lanes": 4, "code_bits": 8,
                                    "classes": 8, "count_bits": 13, "pass_bits": 4, "max_nodes": 1024,
-                                   "max_depth": 32}),
+                                   "max_depth": 32, **_CODES_ON_CHIP}),
     # The histogram PE with its forest loop and register bank: what sim.histogram_backend
     # drives (``HardwareForestClassifier(backend="sim")`` on datasets the system's banks
     # cannot hold).
     "histogram_system": (HistogramSystem, {"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 4,
                                            "classes": 4, "count_bits": 9, "pass_bits": 2, "max_nodes": 256,
-                                           "max_depth": 16, "tree_index_bits": 8}),
+                                           "max_depth": 16, "tree_index_bits": 8, **_CODES_ON_CHIP}),
     # The histogram system behind Avalon-MM (register slave, interrupt, DMA masters):
     # ``hw/histogram_top.py``.
     "histogram_top": (HistogramTop, {"max_rows": 200, "features": 8, "lanes": 2, "code_bits": 4, "classes": 4,
                                      "count_bits": 9, "pass_bits": 2, "max_nodes": 256, "max_depth": 16,
                                      "tree_index_bits": 8, "read_fifo_depth": 8, "separate_core_clock": False,
-                                     "crossing_depth": 8}),
+                                     "crossing_depth": 8, **_CODES_ON_CHIP}),
     "partition_unit": (PartitionUnit, {"max_rows": 4096, "max_samples": 4096, "code_bits": 16}),
     "radix_sorter": (RadixSorter, {"max_rows": 4096, "code_bits": 16, "radix_bits": 8}),
     "inference_engine": (InferenceEngine, {

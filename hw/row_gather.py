@@ -118,6 +118,9 @@ class RowGather(wiring.Component):
             self.row_bits, self.label_bits = bits(max_rows - 1), bits(classes - 1)
             self._reader = None
             if code_store == "memory":
+                check_integer("code_word_bits", code_word_bits, 32, 1024)
+                if code_word_bits & (code_word_bits - 1):
+                    raise ValueError(f"code_word_bits must be a power of two, not {code_word_bits}")
                 self._reader = CodeReader(
                     max_rows=max_rows, features=features, lanes=lanes, code_bits=code_bits,
                     tag_shape=self._tag_layout(weight_bits), word_bits=code_word_bits,

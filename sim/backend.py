@@ -111,7 +111,8 @@ class _Progress:
             design = self.design
             features = design.get("feature_capacity", design.get("features"))
             what = (f"{design['max_rows']} rows x {features} features, "
-                    f"{design['classes']} classes, depth {design['max_depth']}")
+                    f"{design['classes']} classes, depth {design['max_depth']}"
+                    + (", codes read from memory" if design.get("code_store") == "memory" else ""))
             self.bar = self._bar(bar_format="{desc}: {elapsed}", desc=(
                 f"backend='sim': elaborating the build of {what} (Verilator model already built)"
                 if self.built else

@@ -131,6 +131,14 @@ CASES = [
               {"max_rows": 64}, module="sim.tb_row_gather", testbench={"random_cases": 2}, ci=True),
     LimitCase("row_gather_rows", "row_gather", ("max_rows",), {"features": 2, "lanes": 2},
               module="sim.tb_row_gather", testbench={"random_cases": 1}),
+    # The codes in memory: 1,024-bit words, 10-bit codes (16-bit slots), 1,024 features
+    # and 64 lanes; then 65,536 rows (columns of 2,048 32-bit words).
+    LimitCase("row_gather_memory", "row_gather", ("code_word_bits", "code_bits", "features", "lanes"),
+              {"max_rows": 64, "code_store": "memory"}, module="sim.tb_row_gather",
+              testbench={"random_cases": 2}),
+    LimitCase("row_gather_memory_rows", "row_gather", ("max_rows",),
+              {"features": 2, "lanes": 2, "code_store": "memory", "code_word_bits": 32},
+              module="sim.tb_row_gather", testbench={"random_cases": 1}),
     LimitCase("pass_engine_lanes", "pass_engine", ("lanes", "pass_bits", "features"),
               {"max_rows": 32, "classes": 2, "code_bits": 2, "count_bits": 8}, module="sim.tb_pass_engine",
               testbench={"random_cases": 1, "nodes": 3}, ci=True),

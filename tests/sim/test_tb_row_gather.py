@@ -41,7 +41,7 @@ def test_row_gather_reads_codes_from_memory_in_verilator(parameters, seed):
     ({"lanes": 65}, "lanes must be between 1 and 64, not 65"),
     ({"code_bits": 11}, "code_bits must be between 1 and 10, not 11"),
     ({"code_store": "disk"}, "code_store must be one of \\('chip', 'memory'\\), not 'disk'"),
-    ({"code_store": "memory", "code_word_bits": 48}, "word_bits must be a power of two, not 48"),
+    ({"code_store": "memory", "code_word_bits": 48}, "code_word_bits must be a power of two, not 48"),
 ])
 def test_bad_parameters_are_refused(arguments, text):
     with pytest.raises(ValueError, match=text):
