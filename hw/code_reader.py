@@ -20,12 +20,11 @@ lane reads one word per ``codes_per_word`` rows, and a deep node one word per ro
 
 ``invalidate`` forgets every lane's word (a new dataset: its memory rewritten); it must
 come while no request is in flight. ``requests.ready`` is low only when ``depth``
-requests wait. A request takes a cycle, and one more for each word it reads (a request
-is let go the cycle after its last read, not with it); it is answered a few cycles after
-its last word comes back.
+requests wait. A request takes a cycle, or one a word it reads; it is answered a few
+cycles after its last word comes back.
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -153,32 +152,16 @@ class CodeReader(wiring.Component):
                      self.requests.ready.eq(queue.w_rdy),
                      words.w_data.eq(self.bus.readdata), words.w_en.eq(self.bus.readdatavalid)]
 
-        # The issue side: the request in hand, the lanes it still has to read.
+        # The issue side: the lanes the request in hand still has to read. A request's record
+        # (its lanes to fill, its slot, its tag) goes to the answer side as it is taken, so
+        # its words fill the lanes as they come back.
         head = Signal(self.requests.payload.shape())
         m.d.comb += head.eq(queue.r_data)
         word_index_bits = self.feature_bits + fmt.column_bits
-        current = Signal(record, name="current")
-        current_valid, remaining = Signal(), Signal(lanes)
+        remaining = Signal(lanes)
         addresses = [Signal(word_index_bits, name=f"address{j}") for j in range(lanes)]
         held = [Signal(word_index_bits, name=f"held{j}") for j in range(lanes)]
         held_valid = Signal(lanes)
-        finishing = Signal()
-        m.d.comb += [finishing.eq(current_valid & (remaining == 0) & records.w_rdy),
-                     records.w_data.eq(current), records.w_en.eq(finishing)]
-        load = Signal()
-        m.d.comb += [load.eq(queue.r_rdy & (~current_valid | finishing)), queue.r_en.eq(load)]
-        with m.If(load):
-            wanted = []
-            for j in range(lanes):
-                address = Cat(head.row[fmt.offset_bits:fmt.offset_bits + fmt.column_bits], head.features[j])
-                m.d.sync += addresses[j].eq(address)
-                wanted.append(head.lanes[j] & ~(held_valid[j] & (held[j] == address)))
-            m.d.sync += [current.mask.eq(Cat(*wanted)), remaining.eq(Cat(*wanted)),
-                         current.offset.eq(head.row[:fmt.offset_bits]), current.tag.eq(head.tag),
-                         current_valid.eq(1)]
-        with m.Elif(finishing):
-            m.d.sync += current_valid.eq(0)
-
         outstanding = Signal(range(self.reads_in_flight + 1))
         next_lane = _lowest(remaining)
         word = Signal(word_index_bits)
@@ -186,7 +169,7 @@ class CodeReader(wiring.Component):
             with m.If(next_lane[j]):
                 m.d.comb += word.eq(addresses[j])
         low = fmt.word_bytes.bit_length() - 1
-        m.d.comb += [self.bus.read.eq(current_valid & remaining.any() & (outstanding < self.reads_in_flight)),
+        m.d.comb += [self.bus.read.eq(remaining.any() & (outstanding < self.reads_in_flight)),
                      self.bus.address.eq(self.base + (word << low))]
         accepted = self.bus.read & ~self.bus.waitrequest
         with m.If(accepted):
@@ -194,6 +177,26 @@ class CodeReader(wiring.Component):
             for j in range(lanes):
                 with m.If(next_lane[j]):
                     m.d.sync += [held[j].eq(word), held_valid[j].eq(1)]
+        # The next request is taken when no read is left, or with the last one; it is then
+        # compared with the lanes' words as that read leaves them.
+        last_read = remaining.any() & (remaining == next_lane)
+        load = Signal()
+        m.d.comb += [load.eq(queue.r_rdy & records.w_rdy & (~remaining.any() | (last_read & accepted))),
+                     queue.r_en.eq(load), records.w_en.eq(load)]
+        wanted = []
+        for j in range(lanes):
+            address = Cat(head.row[fmt.offset_bits:fmt.offset_bits + fmt.column_bits], head.features[j])
+            leaving = last_read & next_lane[j]
+            holds = Mux(leaving, word == address, held_valid[j] & (held[j] == address))
+            wanted.append(head.lanes[j] & ~holds)
+            with m.If(load):
+                m.d.sync += addresses[j].eq(address)
+        incoming = Signal(record, name="incoming")
+        m.d.comb += [incoming.mask.eq(Cat(*wanted)), incoming.offset.eq(head.row[:fmt.offset_bits]),
+                     incoming.tag.eq(head.tag), records.w_data.eq(incoming)]
+        with m.If(load):                        # (after the read: the new request's lanes win)
+            m.d.sync += remaining.eq(incoming.mask)
+
         with m.If(self.invalidate):
             m.d.sync += held_valid.eq(0)
 
@@ -216,12 +219,16 @@ class CodeReader(wiring.Component):
             for j in range(lanes):
                 with m.If(fill_lane[j]):
                     m.d.sync += lane_words[j].eq(words.r_data)
+        # (answered with the last word it waits for, that word taken straight from the FIFO)
+        last_fill = fill & (unfilled == fill_lane)
         answer = Signal()
-        m.d.comb += answer.eq(pending_valid & ~unfilled.any() & (~self.answers.valid | self.answers.ready))
+        m.d.comb += answer.eq(pending_valid & (~unfilled.any() | last_fill) &
+                              (~self.answers.valid | self.answers.ready))
         with m.If(answer):
             m.d.sync += [self.answers.valid.eq(1), self.answers.payload.tag.eq(pending.tag),
                          *[self.answers.payload.codes[j].eq(
-                             lane_words[j].word_select(pending.offset, fmt.slot_bits)[:self.code_bits])
+                             Mux(last_fill & fill_lane[j], words.r_data, lane_words[j])
+                             .word_select(pending.offset, fmt.slot_bits)[:self.code_bits])
                            for j in range(lanes)]]
         with m.Elif(self.answers.ready):
             m.d.sync += self.answers.valid.eq(0)
