@@ -125,8 +125,10 @@ def measure(name, trees, lanes, clock_hz, cpu_trees=(10, 30), folder=None, log=p
     build = build or needed
     log_file = backend.BUILD_ROOT / "logs" / f"histogram_pe_trees_{name}_{code_store}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
+    where = "in memory" if code_store == "memory" else "on the chip"
     log(f"{name}: {codes.shape[0]:,} x {codes.shape[1]} codes, {needed['classes']} classes; build "
-        f"{build}; simulating {trees} tree(s) (a new shape builds for minutes; log: {log_file})", flush=True)
+        f"{build}, codes {where}; simulating {trees} tree(s) (a new shape builds for minutes; "
+        f"log: {log_file})", flush=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         path = Path(scratch) / f"{name}.npz"
         np.savez(path, codes=codes.astype(np.uint8), labels=labels.astype(np.int64))
