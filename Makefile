@@ -107,18 +107,22 @@ bench: $(STAMP) ## cycles per tree vs the cycle model, speed-up limits, sim spee
 # DDR4 store): a histogram PE's cycles and DDR4 reads per tree, priced from trees equal to
 # the golden model's, beside today's PE and the CPU, and what its 8-bit codes cost in
 # accuracy (~15 min).
-outofcore: $(STAMP) ## the out-of-core plan's cost model (its PE built on chip, not from DDR4) and its 8-bit accuracy: results/out_of_core.{md,png}, results/eight_bit_codes.md
+outofcore: $(STAMP) ## the out-of-core plan's cost model and its 8-bit accuracy (isolet and MNIST too): results/out_of_core.{md,png}, results/eight_bit_codes{,_large}.md
 	$(VPY) -m sw.experiments.out_of_core $(if $(DATASETS),--datasets $(DATASETS))
 	$(VPY) -m sw.experiments.eight_bit_codes
+	$(VPY) -m sw.experiments.eight_bit_codes --datasets isolet mnist_test10k --seeds 1 --trees 30 --out results/eight_bit_codes_large.md
 
-# The histogram PE (the out-of-core plan's PE, its dataset on the chip) in Verilator: trees
-# of random20k and isolet on builds sized to them, and of the thesis datasets on the
-# build that holds them, node for node as the model, with the cost model, the one-pass
-# bound, oneDAL and where the cycles go (~45 min: the large builds compile for minutes).
+# The histogram PE (the out-of-core plan's PE) in Verilator: trees of random20k and isolet
+# on builds sized to them, and of the thesis datasets on the build that holds them, node
+# for node as the model, with the cost model, the one-pass bound, oneDAL and where the
+# cycles go; then isolet and the thesis sets again with the codes read from the simulated
+# DDR4 (~60 min: the large builds compile for minutes).
 THESIS_SETS := iris sonar ctg cmc wine breast_cancer_coimbra heart_failure breast_cancer_wisconsin
-histpe: $(STAMP) ## random20k, isolet and the thesis datasets on the simulated histogram PE, and the estimator's fits through the histogram system: results/histogram_pe_{trees,thesis}.{md,png}, results/histogram_fits.md
+histpe: $(STAMP) ## random20k, isolet and the thesis datasets on the simulated histogram PE (codes on the chip, then in memory), and the estimator's fits through the histogram system: results/histogram_pe_{trees,thesis}{,_memory}.{md,png}, results/histogram_fits.md
 	$(VPY) -m sw.experiments.histogram_pe_trees
 	$(VPY) -m sw.experiments.histogram_pe_trees --datasets $(THESIS_SETS) --trees 3 --build histogram_pe_datasets --out results/histogram_pe_thesis.md
+	$(VPY) -m sw.experiments.histogram_pe_trees --datasets isolet --code-store memory --out results/histogram_pe_trees_memory.md
+	$(VPY) -m sw.experiments.histogram_pe_trees --datasets ctg cmc sonar --build histogram_pe_datasets --code-store memory --out results/histogram_pe_thesis_memory.md
 	$(VPY) -m sw.experiments.histogram_fits
 
 # Forest and thesis mode accuracy against scikit-learn, 5-fold CV x 3 seeds (~6 min).

@@ -22,6 +22,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.checks import bits, check_integer, refuse_construction
+from hw.code_reader import CodeStoreFormat
 from hw.histogram_pe import HistogramPE
 from hw.system import csr_signature
 
@@ -59,11 +60,11 @@ HISTOGRAM_REGISTERS = {
     "DEPTH_LIMIT":        (0x17, "RW", 8, "max_depth (1 to MAX_DEPTH)"),
     "MIN_SAMPLES_SPLIT":  (0x18, "RW", 22, "min_samples_split"),
     "CODE_BASE":          (0x19, "RW", 32, "byte address of the code store (codes in memory; "
-                                           "a multiple of CODE_WORD_BITS / 8)"),
+                                           "a multiple of CODE_WORD_BITS / 8, the store below 2**32)"),
     "CONTROL":            (0x20, "W", 1, "bit 0: start training"),
     "STATUS":             (0x21, "R", len(HISTOGRAM_STATUS_BITS),
                            "bit 0 busy, 1 done, 2 bad_config (N_TREES 0 or above MAX_TREES, or "
-                           "CODE_BASE not a multiple of a word), "
+                           "CODE_BASE not a multiple of a word or the store past 2**32), "
                            "3 dataset_error (a row index at or past MAX_ROWS), 4 start_while_busy, "
                            "5 bad_start (the PE refused a tree's parameters), 6 overflow (a tree "
                            "needed more than MAX_NODES nodes), 7 value_too_wide (a register holds "
@@ -132,13 +133,16 @@ class HistogramSystem(wiring.Component):
         with m.If(start & busy):
             m.d.sync += start_while_busy.eq(1)
         code_base = Signal(32, name="code_base_latched")
-        misaligned = 0
+        bad_code_base = 0
         if pe.code_store == "memory":
             wiring.connect(m, pe.codes, wiring.flipped(self.codes))
             m.d.comb += pe.code_base.eq(code_base)
-            misaligned = values["CODE_BASE"][:(pe.code_word_bits // 8).bit_length() - 1] != 0
+            # (a store that does not start on a word, or runs past the 32-bit address space)
+            store = CodeStoreFormat(pe.max_rows, pe.features, pe.code_bits, pe.code_word_bits)
+            bad_code_base = ((values["CODE_BASE"][:store.word_bytes.bit_length() - 1] != 0) |
+                             (values["CODE_BASE"] > (1 << 32) - store.size_bytes))
         with m.If(start & ~busy):
-            refused = (values["N_TREES"] == 0) | (values["N_TREES"] > self.max_trees) | misaligned
+            refused = (values["N_TREES"] == 0) | (values["N_TREES"] > self.max_trees) | bad_code_base
             m.d.sync += [too_wide.eq(wide), bad_config.eq(refused), start_while_busy.eq(0), done.eq(0)]
             with m.If(~wide & ~refused):
                 m.d.sync += [busy.eq(1), tree.eq(0), cycles.eq(0), config.eq(asked),

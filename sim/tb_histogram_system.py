@@ -13,7 +13,7 @@ its cause and cleared by the next good start.
 With the codes in memory (``code_store="memory"``) the driver writes the code store into a
 memory model on the ``codes`` master (random ``waitrequest`` at ``idle_probability``, read
 latency in ``memory_latency``), sets ``CODE_BASE`` and streams the labels; a misaligned
-``CODE_BASE`` is refused with ``bad_config``.
+``CODE_BASE``, or one that puts the store past 2**32, is refused with ``bad_config``.
 
 Settings: ``random_forests``, ``idle_probability``, ``stall_probability``, ``memory_latency``.
 """
@@ -134,8 +134,9 @@ async def error_flags_raise_and_clear(dut):
               ("value_too_wide", "DEPTH_LIMIT", 1 << c.max_depth.bit_length()),
               ("value_too_wide", "N_ROWS", 1 << c.row_bits + 1),
               ("bad_start", "FEATURES_PER_SPLIT", 0), ("bad_start", "DEPTH_LIMIT", c.max_depth + 1)]
-    if c.store is not None:                         # a code store not on a word boundary
-        writes.append(("bad_config", "CODE_BASE", host.transport.CODE_BASE + c.store.word_bytes // 2))
+    if c.store is not None:                         # a code store off a word, or past 2**32
+        writes += [("bad_config", "CODE_BASE", host.transport.CODE_BASE + c.store.word_bytes // 2),
+                   ("bad_config", "CODE_BASE", (1 << 32) - c.store.size_bytes + c.store.word_bytes)]
     for flag, register, value in writes:
         if register == "DEPTH_LIMIT" and value >= 1 << 8:
             continue                                        # (not held by the 8-bit register)

@@ -45,7 +45,7 @@ TRAIN_BUDGET = 2_000_000_000
 #: What each error flag of ``STATUS`` means, in a host program's terms.
 HISTOGRAM_MEANINGS = {
     "bad_config": "N_TREES is 0 or more than MAX_TREES, or CODE_BASE is not on a memory word's "
-                  "boundary: nothing was started",
+                  "boundary or puts the code store past 2**32: nothing was started",
     "dataset_error": "a dataset row's index was at or past MAX_ROWS",
     "start_while_busy": "a start was written while a training ran (ignored)",
     "bad_start": "the PE refused a tree's parameters (no rows or features, more than the build "
