@@ -230,14 +230,18 @@ def test_cli_sets_parameters(tmp_path, capsys):
         main(["--out", str(tmp_path), "--blocks", "tree_random"])
 
 
-@pytest.mark.parametrize("design, separate_core_clock", [("forest_top", False), ("forest_top", True),
-                                                          ("histogram_top", False)])
-def test_component_declares_every_port_of_forest_top(tmp_path, capsys, design, separate_core_clock):
+@pytest.mark.parametrize("design, separate_core_clock, in_memory", [
+    ("forest_top", False, False), ("forest_top", True, False), ("histogram_top", False, False),
+    ("histogram_top", True, True)])
+def test_component_declares_every_port_of_forest_top(tmp_path, capsys, design, separate_core_clock, in_memory):
     """`make quartus` without --probe: forest_top's (or histogram_top's) Verilog and _hw.tcl;
     every port of the Verilog module is in exactly one interface, with its direction and
-    width (with the separate core clock, its clock and reset too)."""
+    width (with the separate core clock, its clock and reset too; with the codes in memory,
+    the code reader's master on the core clock)."""
     settings = [f"--set={design}.{key}={value}" for key, value in SMALL.get(design, {}).items()]
     settings.append(f"--set={design}.separate_core_clock={separate_core_clock}")
+    if in_memory:
+        settings.append(f"--set={design}.code_store='memory'")
     assert main(["--out", str(tmp_path), "--component", design, *settings]) == 0
     (tcl,) = tmp_path.glob("*_hw.tcl")
     module = tcl.name[:-len("_hw.tcl")]
@@ -255,6 +259,10 @@ def test_component_declares_every_port_of_forest_top(tmp_path, capsys, design, s
                                  ("mem_write", "avalon", "start"), ("irq", "interrupt", "end"),
                                  ("clock", "clock", "end"), ("reset", "reset", "end"),
                                  *([("core_clock", "clock", "end"), ("core_reset", "reset", "end")]
-                                   if separate_core_clock else [])]:
+                                   if separate_core_clock else []),
+                                 *([("mem_codes", "avalon", "start")] if in_memory else [])]:
         assert f"add_interface {interface} {kind} {end}" in text
+    assert ("mem_codes" in text) == in_memory
+    if in_memory:
+        assert "set_interface_property mem_codes associatedClock core_clock" in text
     assert f"TOP_LEVEL {module}" in text and str(tcl) in capsys.readouterr().out
