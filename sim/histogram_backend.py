@@ -31,10 +31,10 @@ inference (which the ``ForestSystem``'s engine equals) and says so.
 from hw.checks import bits
 from hw.flows.resources import ARRIA10_10AX115
 from sim.backend import _session
-from sim.host.builds import known_builds
+from sim.host.builds import build_folder, known_builds
 from sim.host.histogram_driver import HistogramCapacity, check_histogram_job
 
-__all__ = ["LIMITS", "LANES", "check_job", "design_for", "shortfall", "choose_design", "train"]
+__all__ = ["LIMITS", "LANES", "check_job", "design_for", "shortfall", "choose_design", "train", "built_at"]
 
 #: What the histogram system can be built for, in the user's terms (the row gather's,
 #: bootstrap unit's and histogram lanes' ranges).
@@ -136,3 +136,11 @@ def train(codes, labels, params, seed, n_trees, *, code_bits, design=None, progr
                       show_log=show_log, toplevel=TOPLEVEL)
     result["design"] = dict(design)
     return result
+
+
+def built_at(design):
+    """When the Verilator model of the build ``design`` was last built (nanoseconds, the
+    mtime of its Verilog digest), or None if it never was: a fit that reuses the build
+    leaves it unchanged, whatever else is built beside it."""
+    stamp = build_folder(design, TOPLEVEL) / "verilog.sha1"
+    return stamp.stat().st_mtime_ns if stamp.exists() else None

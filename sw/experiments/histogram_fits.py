@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.backend import BUILD_ROOT
+from sim.histogram_backend import built_at
 from sw.experiments.out_of_core import raw_dataset
 from sw.methods.forest.estimator import HardwareForestClassifier
 
@@ -55,19 +55,15 @@ def fit_both(X, y, n_trees, seed):
     return simulated, seconds, _equal(simulated.trees_, model.trees_)
 
 
-def _build_folders():
-    folder = BUILD_ROOT / "sim"
-    return set(folder.iterdir()) if folder.exists() else set()
-
-
 def measure(name, n_trees, log=print):
     X, y = raw_dataset(name)
     log(f"{name}: {X.shape[0]:,} x {X.shape[1]}, {len(np.unique(y))} classes: fitting {n_trees} tree(s) with "
         f"backend='sim' (a new shape builds for minutes)", flush=True)
     first, first_seconds, first_equal = fit_both(X, y, n_trees, 7)
-    folders = _build_folders()
+    built = built_at(first.sim_design_)
     second, second_seconds, second_equal = fit_both(X, y, 1, 8)
-    reused = second.sim_design_ == first.sim_design_ and _build_folders() == folders
+    reused = (second.sim_design_ == first.sim_design_ and built is not None
+              and built_at(first.sim_design_) == built)
     row = {"dataset": name, "shape": X.shape, "classes": len(np.unique(y)), "engine": first.sim_engine_,
            "design": first.sim_design_, "trees": n_trees,
            "nodes": np.mean([tree.n_nodes for tree in first.trees_]),

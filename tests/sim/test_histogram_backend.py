@@ -108,3 +108,14 @@ def test_codes_larger_than_the_chip_takes_go_to_memory_and_such_chip_builds_are_
     assert "40.9 Mbit of codes on the chip, more than the 27.8 Mbit" in \
         histogram_backend.shortfall(on_chip, 7_797, 617, 26, 8, params, 2)
     assert histogram_backend.shortfall(isolet, 7_797, 617, 26, 8, params, 2) is None
+
+
+def test_built_at_is_none_for_a_build_never_made_and_the_digest_time_once_made(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "BUILD_ROOT", tmp_path)
+    design = histogram_backend.design_for(100, 4, 3, 8)
+    assert histogram_backend.built_at(design) is None
+    from sim.host.builds import build_folder
+    folder = build_folder(design, "histogram_system")
+    folder.mkdir(parents=True)
+    (folder / "verilog.sha1").write_text("0" * 40)
+    assert histogram_backend.built_at(design) == (folder / "verilog.sha1").stat().st_mtime_ns
