@@ -8,12 +8,14 @@ the trees written by its write master and read back; one memory model behind bot
 with random ``waitrequest`` and random read latency. The random forests of
 ``sim.tb_histogram_system`` (every tree equal to ``train_forest``'s, overflow and depth
 refusals), then the interrupt: *trained* and *read done* raised and cleared, an error
-cause for a refused start. Settings: ``random_forests``, ``waitrequest_probability``,
-``max_latency``.
+cause for a refused start. A build with a separate core clock runs the system (and its code
+reader's master, ``mem_codes``, with the codes in memory) on ``core_clk``. Settings:
+``random_forests``, ``waitrequest_probability``, ``max_latency``, ``core_period_ps``.
 """
 
 import cocotb
 import numpy as np
+from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles
 
 from hw.avalon.bus import words_per_beat
@@ -22,7 +24,7 @@ from hw.top import IRQ_CAUSES, TOP_REGISTERS
 from sim.host.avalon_transport import AvalonTransport
 from sim.host.histogram_driver import HistogramCapacity
 from sim.runner import testbench_parameters
-from sim.support.testbench import CLOCK_PERIOD_NS
+from sim.support.testbench import CLOCK_IMPL, CLOCK_PERIOD_NS
 from sim.support.trees import assert_trees_equal
 from sim.tb_histogram_system import HistogramSystemTestbench
 from sw.methods.forest.model import TrainingParameters, train_forest
@@ -41,8 +43,21 @@ class HistogramTopTestbench(HistogramSystemTestbench):
         super().__init__(dut, transport=self.avalon)
 
     async def begin(self):
+        """The bus clock (and a build with a separate core clock's ``core_clk``, at
+        ``core_period_ps``, default 13,000: 77 MHz), the memory models, a reset of both."""
+        if self.design.get("separate_core_clock", False):
+            Clock(self.dut.core_clk, self.settings.get("core_period_ps", 13_000), unit="ps",
+                  impl=CLOCK_IMPL).start()
         await super().begin()
         self.avalon.start()
+
+    async def reset(self, cycles=2):
+        separate = self.design.get("separate_core_clock", False)
+        if separate:
+            self.dut.core_rst.value = 1
+        await super().reset(6 if separate else cycles)
+        if separate:
+            self.dut.core_rst.value = 0
 
     async def top(self, name, value=None):
         if value is None:

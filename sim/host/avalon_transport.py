@@ -39,11 +39,15 @@ class AvalonTransport:
         self.write_target = {name: value for value, name in write_targets.items()}
         self.memory = SparseMemory()
         self.master = AvalonMMMasterBFM(AvalonMMBus.from_prefix(dut, "csr_"), dut.clk, dut.rst)
-        # (``mem_codes``: the code reader's master of a build with its codes in memory)
-        masters = ["mem_read", "mem_write"] + (["mem_codes"] if hasattr(dut, "mem_codes__address") else [])
         self.models = [RandomMemory(dut, name, self.memory, rng, latency=latency,
                                     waitrequest_probability=waitrequest_probability)
-                       for name in masters]
+                       for name in ("mem_read", "mem_write")]
+        if hasattr(dut, "mem_codes__address"):
+            # the code reader's master (codes in memory), on the core clock if there is one
+            separate = hasattr(dut, "core_clk")
+            self.models.append(RandomMemory(
+                dut, "mem_codes", self.memory, rng, latency=latency, waitrequest_probability=waitrequest_probability,
+                clock=dut.core_clk if separate else None, reset=dut.core_rst if separate else None))
         self.drivers = []
 
     def start(self):

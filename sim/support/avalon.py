@@ -59,12 +59,15 @@ class SparseMemory:
 
 
 class RandomMemory(AvalonMMMemoryBFM):
-    """The memory model on the master ports ``prefix`` of ``dut``: each cycle holds
-    ``waitrequest`` with ``waitrequest_probability``; each read is answered after a latency
-    drawn from ``latency`` (inclusive range, cycles), in order."""
+    """The memory model on the master ports ``prefix`` of ``dut`` (on ``clock`` and ``reset``,
+    by default ``dut.clk`` and ``dut.rst``): each cycle holds ``waitrequest`` with
+    ``waitrequest_probability``; each read is answered after a latency drawn from
+    ``latency`` (inclusive range, cycles), in order."""
 
-    def __init__(self, dut, prefix, memory, rng, *, waitrequest_probability=0.3, latency=(1, 8)):
-        super().__init__(AvalonMMBus.from_prefix(dut, f"{prefix}_"), dut.clk, dut.rst, memory=memory)
+    def __init__(self, dut, prefix, memory, rng, *, waitrequest_probability=0.3, latency=(1, 8),
+                 clock=None, reset=None):
+        super().__init__(AvalonMMBus.from_prefix(dut, f"{prefix}_"), dut.clk if clock is None else clock,
+                         dut.rst if reset is None else reset, memory=memory)
         self.rng = rng
         self.latency = latency
         self.waitrequest_probability = waitrequest_probability

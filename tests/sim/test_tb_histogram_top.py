@@ -15,6 +15,9 @@ from sim.runner import simulate
     # The codes in memory, read through a third master (mem_codes) from the same memory
     # model: 64-bit words of 16 4-bit codes.
     ({"code_store": "memory", "code_word_bits": 64}, 303),
+    # The same with the system and its code reader on a core clock of their own (77 MHz
+    # beside the bus's 100 MHz).
+    ({"code_store": "memory", "code_word_bits": 64, "separate_core_clock": True}, 304),
 ])
 def test_histogram_top_matches_model_through_avalon(parameters, seed):
     tests, failed = simulate("histogram_top", "sim.tb_histogram_top", parameters=parameters,
