@@ -38,11 +38,11 @@ from hw.trainer import ForestTrainer
 __all__ = ["DESIGNS", "BUILDS", "design_name", "component", "build_parameters",
            "system_for_dataset"]
 
-#: Top-level name -> (component class, default parameters).
 #: Where the histogram PE's designs keep the codes by default (``"memory"``: read from a
 #: code store in external memory in words of ``code_word_bits``, ``hw/code_reader.py``).
 _CODES_ON_CHIP = {"code_store": "chip", "code_word_bits": 512}
 
+#: Top-level name -> (component class, default parameters).
 DESIGNS = {
     "tree_random": (TreeRandom, {"bound_bits": 16, "tree_index_bits": 16}),
     # The histogram PE's generator: the same stream, rewound after a node's draws.

@@ -52,6 +52,7 @@ from amaranth.lib.wiring import In, Out
 from hw.bootstrap import BootstrapUnit
 from hw.checks import bits, check_integer, refuse_construction
 from hw.pass_engine import PassEngine
+from hw.row_gather import code_store_members, connect_code_store
 from hw.rewind_rng import POSITION_BITS, RewindableRandom
 
 __all__ = ["HistogramPE", "start_layout", "node_record_layout", "POSITION_BITS", "AHEAD_LEAVES"]
@@ -126,10 +127,8 @@ class HistogramPE(wiring.Component):
         self.tree_index_bits, self.code_store, self.code_word_bits = tree_index_bits, code_store, code_word_bits
         self.row_bits, self.feature_bits = engine.row_bits, engine.feature_bits
         self.node_bits, self.depth_bits = bits(max_nodes - 1), bits(max_depth)
-        memory_ports = ({name: engine.signature.members[name] for name in ("codes", "code_base")}
-                        if code_store == "memory" else {})
         super().__init__({
-            **memory_ports,
+            **code_store_members(engine),
             "dataset": engine.signature.members["dataset"],
             "start": In(stream.Signature(start_layout(count_bits, self.row_bits, self.feature_bits,
                                                       self.depth_bits, tree_index_bits))),
@@ -146,9 +145,7 @@ class HistogramPE(wiring.Component):
         m.submodules.generator = self._generator
         m.submodules.bootstrap = bootstrap = self._bootstrap
         wiring.connect(m, wiring.flipped(self.dataset), engine.dataset)
-        if self.code_store == "memory":
-            wiring.connect(m, engine.codes, wiring.flipped(self.codes))
-            m.d.comb += engine.code_base.eq(self.code_base)
+        connect_code_store(m, engine, self)
         for name in ("weights", "roots"):
             wiring.connect(m, getattr(bootstrap, name), getattr(engine, name))
         # (the labels copied into the bootstrap's class totals as the dataset loads)

@@ -32,7 +32,7 @@ from amaranth.lib.wiring import In, Out
 from hw.checks import bits, check_integer, refuse_construction
 from hw.histogram_lane import HistogramLane
 from hw.pass_combiner import PassCombiner, pass_result_layout
-from hw.row_gather import RowGather
+from hw.row_gather import RowGather, code_store_members, connect_code_store
 
 __all__ = ["PassEngine", "engine_job_layout", "pass_overhead_cycles"]
 
@@ -105,10 +105,8 @@ class PassEngine(wiring.Component):
         gather = self._gather
         self.row_bits, self.feature_bits = gather.row_bits, gather.feature_bits
         self.code_store, self.code_word_bits = code_store, code_word_bits
-        memory_ports = ({name: gather.signature.members[name] for name in ("codes", "code_base")}
-                        if code_store == "memory" else {})
         super().__init__({
-            **memory_ports,
+            **code_store_members(gather),
             "dataset": gather.signature.members["dataset"],
             "weights": In(stream.Signature(data.StructLayout({"row": self.row_bits,
                                                              "weight": count_bits}))),
@@ -129,9 +127,7 @@ class PassEngine(wiring.Component):
             wiring.connect(m, lane.splits, combiner.splits[j])
         for name in ("dataset", "weights", "roots"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(gather, name))
-        if self.code_store == "memory":
-            wiring.connect(m, gather.codes, wiring.flipped(self.codes))
-            m.d.comb += gather.code_base.eq(self.code_base)
+        connect_code_store(m, gather, self)
         wiring.connect(m, combiner.results, wiring.flipped(self.results))
         wiring.connect(m, gather.partitioned, wiring.flipped(self.partitioned))
 

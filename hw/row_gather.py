@@ -42,7 +42,8 @@ from hw.avalon.bus import read_master_signature
 from hw.checks import bits, check_integer, refuse_construction
 from hw.code_reader import CodeReader
 
-__all__ = ["RowGather", "job_layout", "beat_layout", "dataset_layout", "label_layout", "CODE_STORES"]
+__all__ = ["RowGather", "job_layout", "beat_layout", "dataset_layout", "label_layout", "CODE_STORES",
+           "code_store_members", "connect_code_store"]
 
 #: Beats the output FIFO holds (the four stages' reads in flight included): its output
 #: register and a storage of 8 words, a power of two, so no pointer can leave it.
@@ -58,6 +59,21 @@ def dataset_layout(row_bits, features, code_bits, label_bits):
     """One row of the dataset: its index, its codes (feature order) and its label."""
     return data.StructLayout({"row": row_bits, "codes": data.ArrayLayout(code_bits, features),
                               "label": label_bits})
+
+
+def code_store_members(inner):
+    """The members through which ``inner`` (a row gather, or a block around one) reads its
+    codes from memory (``codes``, ``code_base``), for a block around it to pass on; none
+    when it keeps them on the chip."""
+    return {name: inner.signature.members[name] for name in ("codes", "code_base")
+            if name in inner.signature.members}
+
+
+def connect_code_store(m, inner, outer):
+    """``inner``'s code store members to ``outer``'s own (:func:`code_store_members`)."""
+    if "codes" in inner.signature.members:
+        wiring.connect(m, inner.codes, wiring.flipped(outer.codes))
+        m.d.comb += inner.code_base.eq(outer.code_base)
 
 
 def label_layout(row_bits, label_bits):

@@ -29,10 +29,11 @@ inference (which the ``ForestSystem``'s engine equals) and says so.
 """
 
 from hw.checks import bits
-from hw.flows.resources import ARRIA10_10AX115
+from hw.flows.resources import ARRIA10_10AX115, M20K_CONFIGURATIONS
 from sim.backend import _session
 from sim.host.builds import build_folder, known_builds
 from sim.host.histogram_driver import HistogramCapacity, check_histogram_job
+from sim.support.avalon import SIMULATED_DDR4
 
 __all__ = ["LIMITS", "LANES", "check_job", "design_for", "shortfall", "choose_design", "train", "built_at"]
 
@@ -45,9 +46,7 @@ LANES = 8
 DEPTH = 255
 TOPLEVEL = "histogram_system"
 #: Most code bits a build keeps on the chip: half the 10AX115's M20K (20,480 bits a block).
-CHIP_CODE_BITS = ARRIA10_10AX115["m20k"] * 20_480 // 2
-#: A memory word of the code store (the board's DDR4 interface width).
-CODE_WORD_BITS = 512
+CHIP_CODE_BITS = ARRIA10_10AX115["m20k"] * max(depth * width for depth, width in M20K_CONFIGURATIONS) // 2
 
 
 def _codes_on_chip(design):
@@ -84,7 +83,7 @@ def design_for(n_rows, n_features, n_classes, code_bits, lanes=LANES):
               "pass_bits": max(1, bits(features // lanes - 1)),
               "max_nodes": min(1 << 16, _power_of_two(2 * rows - 1)), "max_depth": DEPTH, "tree_index_bits": 16}
     if _codes_on_chip(design) > CHIP_CODE_BITS:
-        design.update(code_store="memory", code_word_bits=CODE_WORD_BITS)
+        design.update(code_store="memory", code_word_bits=SIMULATED_DDR4["word_bits"])
     return design
 
 
