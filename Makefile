@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 
 .DEFAULT_GOAL := all
-.PHONY: help all compare setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench outofcore histpe accuracy metric elm mnist baselines test test-long clean distclean
+.PHONY: help all compare comparelarge setup verilog sim avalon formal coverage limits regress resources fmax fmaxnexus quartus bench outofcore histpe accuracy metric elm mnist baselines test test-long clean distclean
 
 $(STAMP): pyproject.toml
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ COMPARE_OPTIONS = $(if $(DATASETS),--datasets $(DATASETS)) $(if $(TREES),--trees
 
 compare: $(STAMP) ## accelerator vs scikit-learn vs the thesis: results/compare.{md,csv,png}
 	$(VPY) -m sw.experiments.compare $(strip $(COMPARE_OPTIONS) $(COMPARE_ARGS))
+
+# The comparison on the data folder's sets larger than the chip (isolet, mnist_test10k): forest
+# mode on the simulated histogram system with its codes in the simulated DDR4, one CV repeat
+# (docs/compare.md, "Datasets larger than the chip"; ~60 min on two cores).
+comparelarge: $(STAMP) ## the comparison on isolet and mnist_test10k (histogram PE, codes in DDR4): results/large/compare.{md,csv,png}
+	$(VPY) -m sw.experiments.compare --datasets isolet mnist_test10k --repeats 1 --out results/large $(COMPARE_ARGS)
 
 verilog: $(STAMP) ## Verilog of every catalogued design into build/verilog/
 	$(VPY) -m hw.flows.verilog --out $(BUILD)/verilog

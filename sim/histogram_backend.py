@@ -35,7 +35,8 @@ from sim.host.builds import build_folder, known_builds
 from sim.host.histogram_driver import HistogramCapacity, check_histogram_job
 from sim.support.avalon import SIMULATED_DDR4
 
-__all__ = ["LIMITS", "LANES", "check_job", "design_for", "shortfall", "choose_design", "train", "built_at"]
+__all__ = ["LIMITS", "LANES", "check_job", "design_for", "shortfall", "choose_design", "train", "built_at",
+           "load_cycles"]
 
 #: What the histogram system can be built for, in the user's terms (the row gather's,
 #: bootstrap unit's and histogram lanes' ranges).
@@ -143,3 +144,13 @@ def built_at(design):
     leaves it unchanged, whatever else is built beside it."""
     stamp = build_folder(design, TOPLEVEL) / "verilog.sha1"
     return stamp.stat().st_mtime_ns if stamp.exists() else None
+
+
+def load_cycles(n_rows, design):
+    """Cycles the host driver's load of ``n_rows`` rows takes on the build ``design``: its
+    code store written into the memory one word a cycle (a build with
+    ``code_store="memory"``), then a beat a row (the label, or the row's codes and label on
+    the chip)."""
+    store = HistogramCapacity(design).store
+    words = 0 if store is None else store.size_bytes // store.word_bytes
+    return words + n_rows

@@ -38,8 +38,9 @@ def _speedup(value):
 
 
 def _cycles(row, mode):
-    return (f"{row[f'sim_{mode}_cycles_per_tree']:,.0f} ± {row[f'sim_{mode}_cycles_per_tree_sd']:,.0f}"
-            f" ({row[f'sim_{mode}_trees']})")
+    spread = row[f"sim_{mode}_cycles_per_tree_sd"]
+    spread = "" if spread is None else f" ± {spread:,.0f}"
+    return f"{row[f'sim_{mode}_cycles_per_tree']:,.0f}{spread} ({row[f'sim_{mode}_trees']})"
 
 
 def _difference(row, trainer):
@@ -60,11 +61,12 @@ def _background(rows):
 
 def accuracy_table(rows):
     """Header and rows of the accuracy table (strings)."""
-    header = ["dataset", "rows x feat", "HW forest %", "sklearn %", "oneDAL %",
+    header = ["dataset", "rows x feat", "HW forest % (code bits)", "sklearn %", "oneDAL %",
               "HW - sklearn pp (s.e.)", "HW - oneDAL pp (s.e.)", "HW - sklearn per repeat pp",
               "HW thesis mode %", "sklearn 250xd4 %", "thesis HW % (rep.)",
               "thesis sklearn % (rep.)"]
-    body = [[row["dataset"], f"{row['rows']} x {row['features']}", _mean_sd(row, "acc_hw_forest"),
+    body = [[row["dataset"], f"{row['rows']} x {row['features']}",
+             f"{_mean_sd(row, 'acc_hw_forest')} ({row['hw_forest_code_bits']})",
              _mean_sd(row, "acc_sk_forest"), _mean_sd(row, "acc_dal_forest"),
              _difference(row, "sk"), _difference(row, "dal"),
              " ".join(f"{float(value):+.1f}"
@@ -74,10 +76,11 @@ def accuracy_table(rows):
     return header, body
 
 
-def time_table(rows):
-    """Header and rows of the forest-mode training-time table (strings); empty without
-    simulation."""
-    rows = [row for row in rows if "hw_forest_ms" in row]
+def time_table(rows, engine="system"):
+    """Header and rows of the forest-mode training-time table (strings) of the datasets
+    trained on ``engine`` ("system": the ``ForestSystem``, "histogram": the histogram
+    system); empty without simulation."""
+    rows = [row for row in rows if "hw_forest_ms" in row and row.get("hw_engine", "system") == engine]
     header = ["dataset", "P", "clock MHz", "HW forest ms", "sklearn 1 core / all ms",
               "oneDAL 1 core / all ms", "speed-up vs sklearn 1 core / all",
               "speed-up vs oneDAL 1 core / all", "fastest CPU (1 core)", "CPU cores replaced",
@@ -112,6 +115,41 @@ def thesis_time_table(rows):
             f"{_speedup(row['speedup_thesis_1'])} / {_speedup(row['speedup_thesis_all'])}",
             thesis, _speedup(row["thesis_speedup"]), _cycles(row, "thesis")])
     return header, body
+
+
+def _histogram_section(rows):
+    """The forest-mode time table of the datasets trained on the histogram system, with
+    where its clock, P, memory and load come from."""
+    header, body = time_table(rows, "histogram")
+    if not body:
+        return []
+    from sim.backend import SIMULATED_DDR4 as memory    # (loads cocotb)
+    first = next(row for row in rows if row.get("hw_engine") == "histogram")
+    stores = sorted({f"{row['dataset']}: {'simulated DDR4' if row['sim_forest_code_store'] == 'memory' else 'the chip'}"
+                     for row in rows if row.get("hw_engine") == "histogram"})
+    return [
+        "## Forest mode on datasets larger than the simulated build: the histogram PE",
+        "",
+        f"These datasets' folds do not fit the simulated `ForestSystem` build, so forest mode trains "
+        f"them on the simulated histogram system (one histogram PE, `hw/histogram_pe.py`; "
+        f"`docs/out_of_core.md`), with {first['code_bits']}-bit codes (256 bins, as oneDAL's): their "
+        f"accuracy above is the golden model's at that width, which the histogram system equals node "
+        f"for node (column RTL = model). Where the codes live ({'; '.join(stores)}): a build keeps them "
+        f"on the chip only while they take at most half the 10AX115's M20K. The simulated DDR4 "
+        f"returns one {memory['word_bits']}-bit word a cycle at most, {memory['memory_latency'][0]} to "
+        f"{memory['memory_latency'][1]} cycles after the read (an assumption, not a board's "
+        f"measurement); the cycles per tree include those waits. Modelled HW training time = (load + "
+        f"trees x cycles per tree / P) / clock, load = the code store written one word a cycle plus "
+        f"a beat a row. **P = {first['pe_count']}: {first['pe_count_source']}** (several side by side "
+        f"are not built, so no P of the chip). **Clock {first['clock_mhz']:g} MHz: "
+        f"{first['clock_source']}.** The CPU forests timed in this run as the other datasets' "
+        f"(docs/compare.md). cycles/tree: the simulated "
+        f"training's cycles over its k trees (the system reports no per-tree cycles). No thesis-mode "
+        f"time: the thesis-mode PE is the `ForestSystem`'s.",
+        "",
+        markdown(header, body),
+        "",
+    ]
 
 
 def render(rows, arguments, seconds):
@@ -165,6 +203,7 @@ def render(rows, arguments, seconds):
             markdown(*thesis_time_table(rows)),
             "",
         ]
+    lines += _histogram_section(rows)
     lines += [f"Thesis columns (rep. = reported): {CITATION}; {SETUP}.", "",
               f"Run time: {seconds:.0f} s. Method and assumptions: docs/compare.md."]
     return "\n".join(lines) + "\n"
@@ -216,6 +255,7 @@ def plot(rows, path):
         highest = max(max(row.get(key) or 1 for row in timed) for _, key, _ in speed)
         bottom.set_ylim(top=highest * 15)
         bottom.set_xticks(xt, [f"{row['dataset']}\nP = {row['pe_count']}, {row['clock_mhz']:g} MHz"
+                               + ("\nhistogram PE" if row.get("hw_engine") == "histogram" else "")
                                for row in timed])
         bottom.set_ylabel("training speed-up (log; 1 = as fast)")
         bottom.legend(fontsize=8, ncol=2, loc="upper center")

@@ -11,8 +11,8 @@ import multiprocessing
 import numpy as np
 from sw.data import datasets
 from sw.experiments import cv
-from sw.experiments.compare import builds
-from sw.experiments.compare.simulate import build, simulate_samples
+from sw.experiments.compare import builds, histogram
+from sw.experiments.compare.simulate import build, output_to, simulate_samples
 from sw.experiments.cpu_forests import cpu_forest
 from sw.experiments.thesis_tables import thesis_row
 from sw.methods.forest.estimator import HardwareForestClassifier
@@ -27,12 +27,13 @@ FOREST_BASELINES = ("sk", "dal")
 _WARMED = set()
 
 
-def _estimators(arguments, fold_seed):
+def _estimators(arguments, fold_seed, code_bits=None):
     """The five fitted-per-fold models: name -> estimator factory (the CPU forests' take
-    ``n_jobs``)."""
+    ``n_jobs``); ``code_bits``: forest mode's codes (None: the estimator's default)."""
+    codes = {} if code_bits is None else {"code_bits": code_bits}
     return {
         "hw_forest": lambda: HardwareForestClassifier(arguments.trees, max_depth=arguments.depth,
-                                                      random_state=fold_seed, n_jobs=1),
+                                                      random_state=fold_seed, n_jobs=1, **codes),
         "hw_thesis": lambda: HardwareForestClassifier(mode="thesis", random_state=fold_seed,
                                                       n_jobs=1),
         "sk_forest": lambda jobs: cpu_forest("sk", arguments.trees, max_depth=arguments.depth,
@@ -51,13 +52,14 @@ def _splits(data, arguments):
     return cv.splits(data.X, data.y, arguments.folds, seeds)
 
 
-def score_fold(X_train, y_train, X_test, y_test, arguments, fold_seed, keep=False):
+def score_fold(X_train, y_train, X_test, y_test, arguments, fold_seed, keep=False, code_bits=None):
     """Test accuracy of the five models on one fold: the accelerator's two modes from the
-    golden model and the CPU forests (:data:`CPU_MODELS`) fitted on one core.
+    golden model (forest mode's codes ``code_bits`` bits, None: the estimator's default)
+    and the CPU forests (:data:`CPU_MODELS`) fitted on one core.
     Deterministic, so it may run in a worker process beside other work; nothing here is a
     timing (:func:`cpu_times` measures the CPU forests alone). Returns the scores, the CPU seconds
     of the two golden-model fits, and the fitted golden-model forests when ``keep``."""
-    make = _estimators(arguments, fold_seed)
+    make = _estimators(arguments, fold_seed, code_bits)
     scores, times, fitted = {}, {}, {}
     for name in ("hw_forest", "hw_thesis"):
         _, cpu, fitted[name] = cv.timed(lambda: make[name]().fit(X_train, y_train))
@@ -103,11 +105,11 @@ def _fold_data(data, train, test):
     return data.X[train], data.y[train], data.X[test], data.y[test]
 
 
-def scoring_tasks(data, arguments):
+def scoring_tasks(data, arguments, code_bits=None):
     """The arguments of :func:`score_fold` for every split of ``data``, in split order;
     the first keeps its fitted models."""
     return [(*_fold_data(data, train, test), arguments, cv.fold_seed(arguments.seed + repeat, fold),
-             index == 0)
+             index == 0, code_bits)
             for index, (repeat, fold, train, test) in enumerate(_splits(data, arguments))]
 
 
@@ -119,7 +121,7 @@ def _first_fold(data, arguments, scored_first):
     return {"train": train, "X": data.X[train], "y": data.y[train], **scored_first[2]}
 
 
-def cross_validate(data, arguments, tick=lambda: None, scored=None):
+def cross_validate(data, arguments, tick=lambda: None, scored=None, code_bits=None):
     """Per-fold accuracies (repeats after each other: shape repeats x folds flattened),
     fit times and repeat 0's fold-0 fitted hardware models.
 
@@ -130,7 +132,7 @@ def cross_validate(data, arguments, tick=lambda: None, scored=None):
     """
     splits = list(_splits(data, arguments))
     if scored is None:
-        scored = [score_fold(*task) for task in scoring_tasks(data, arguments)]
+        scored = [score_fold(*task) for task in scoring_tasks(data, arguments, code_bits)]
     scores = {key: np.array([fold[0][key] for fold in scored])
               for key in ("hw_forest", "hw_thesis", *CPU_MODELS)}
     times = {key: [fold[1][key] for fold in scored] for key in ("hw_forest", "hw_thesis")}
@@ -164,9 +166,11 @@ def accuracy_row(name, arguments, tick=lambda: None, scored=None):
     """The cross-validation part of a dataset's row, and its fold-0 training set and models
     (``scored``: see :func:`cross_validate`)."""
     data = datasets.load(name)
-    scores, times, first = cross_validate(data, arguments, tick, scored)
+    code_bits = histogram.forest_code_bits(name, arguments)
+    scores, times, first = cross_validate(data, arguments, tick, scored, code_bits)
     row = {"dataset": name, "rows": data.X.shape[0], "features": data.X.shape[1],
            "classes": len(np.unique(data.y)), "folds": arguments.folds,
+           "hw_forest_code_bits": first["hw_forest"].code_bits,
            "repeats": arguments.repeats, "seed": arguments.seed,
            "trees": arguments.trees, "depth": "none" if arguments.depth is None else arguments.depth}
     for key, values in scores.items():
@@ -197,7 +201,8 @@ def untimed_phase(arguments, designs, log, bar):
     :func:`score_fold` results in split order, dataset name -> simulated samples or None).
     """
     data = {name: datasets.load(name) for name in arguments.datasets}
-    tasks = {name: scoring_tasks(data[name], arguments) for name in arguments.datasets}
+    tasks = {name: scoring_tasks(data[name], arguments, histogram.forest_code_bits(name, arguments))
+             for name in arguments.datasets}
     done = [0]
 
     def sim_progress(count):
@@ -206,8 +211,13 @@ def untimed_phase(arguments, designs, log, bar):
 
     def simulate(scored_first):
         firsts = {name: _first_fold(data[name], arguments, first) for name, first in scored_first.items()}
-        samples = simulate_samples(firsts, arguments, sim_progress, log=log)
-        sim_progress(2 * len(firsts))
+        on_system = {name: first for name, first in firsts.items() if name not in arguments.histogram}
+        samples = simulate_samples(on_system, arguments, sim_progress, log=log) if on_system else {}
+        sim_progress(2 * len(on_system))
+        # Datasets larger than the simulated build: on the histogram system, one after the other.
+        with output_to(log):
+            samples.update(histogram.simulate({name: firsts[name] for name in arguments.histogram}, arguments,
+                                              lambda name: sim_progress(done[0] + 1)))
         return samples
 
     if arguments.jobs == 1:
@@ -222,7 +232,7 @@ def untimed_phase(arguments, designs, log, bar):
             for fold in folds:
                 results[name].append(score_fold(*fold))
                 bar.update(1)
-        if not designs:
+        if arguments.no_sim:
             return results, None
         bar.set_description("Verilator: simulated samples")
         return results, simulate({name: folds[0] for name, folds in results.items()})
@@ -242,7 +252,7 @@ def untimed_phase(arguments, designs, log, bar):
                     building + [f for fs in scored.values() for f in fs]):
                 future.result()
                 bar.update(1)
-                if (designs and sim_future is None and all(b.done() for b in building)
+                if (not arguments.no_sim and sim_future is None and all(b.done() for b in building)
                         and all(futures[0].done() for futures in scored.values())):
                     sim_future = simulation.submit(
                         simulate, {name: futures[0].result() for name, futures in scored.items()})

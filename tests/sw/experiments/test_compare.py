@@ -16,6 +16,7 @@ import pytest
 from sim import backend
 from sim.runner import PROJECT_ROOT
 from sw.experiments import compare
+from sw.experiments.compare import histogram
 from sw.experiments import pe_fit as bench_pe_fit
 from sw.methods.forest import model
 from sw.methods.forest.estimator import HardwareForestClassifier
@@ -144,13 +145,55 @@ def test_missing_dataset_and_missing_estimate_are_explained(monkeypatch, tmp_pat
     assert compare.parse_arguments(["--datasets", "wine", "--no-sim"]).no_sim
 
 
-def test_a_dataset_too_big_for_the_simulated_build_is_refused_before_any_work(monkeypatch, capsys):
+def test_a_dataset_too_big_for_the_simulated_build_goes_to_the_histogram_system(monkeypatch, capsys):
     monkeypatch.setattr(compare.builds, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64, "classes": 2})
+    # (no PE estimate needed for them: the histogram system has one PE)
+    monkeypatch.setattr(compare.builds, "PE_FIT", {})
+    arguments = compare.parse_arguments(["--datasets", "iris", "wine"])
+    assert arguments.histogram == {"iris": "max_rows 120 > 64, classes 3 > 2", "wine": "max_rows 143 > 64, classes 3 > 2"}
+    # The isolet-sized folds of the data folder, by the registry's shapes:
+    monkeypatch.setattr(compare.builds, "SIM_DESIGN", compare.SIM_DESIGN)
+    assert histogram.histogram_datasets(["isolet", "mnist_test10k", "ctg"], 5, 100) == {
+        "isolet": "max_rows 6238 > 2048, feature_capacity 617 > 64, classes 26 > 4",
+        "mnist_test10k": "max_rows 8000 > 2048, feature_capacity 784 > 64, classes 10 > 4"}
+
+
+def test_a_dataset_too_big_for_both_systems_is_refused_before_any_work(monkeypatch, capsys):
+    from sim import histogram_backend
+    monkeypatch.setattr(compare.builds, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64, "classes": 2})
+    monkeypatch.setattr(histogram_backend, "LIMITS", {**histogram_backend.LIMITS, "features": 3})
     with pytest.raises(SystemExit):
         compare.parse_arguments(["--datasets", "iris"])
-    assert ("iris's training folds do not fit the simulated build (max_rows 120 > 64, classes 3 > 2)"
-            in capsys.readouterr().err)
-    assert compare.parse_arguments(["--datasets", "iris", "--no-sim"]).no_sim
+    assert ("iris's training folds fit neither the simulated build (max_rows 120 > 64, classes 3 > 2) nor "
+            "the histogram system (features 4 > 3): use --no-sim for accuracy only" in capsys.readouterr().err)
+    arguments = compare.parse_arguments(["--datasets", "iris", "--no-sim"])
+    assert arguments.no_sim and arguments.histogram == {}
+
+
+def test_the_histogram_pe_clock_is_the_pass_engines_placement_below_the_proxy_clock(monkeypatch):
+    from hw.flows import fmax_record
+    entry = {"design": "pass_engine", "parameters": {"lanes": 3}, "fmax_mhz": 98.2,
+             "seeds": {"2": 98.2, "3": 111.4}, "digest": "old"}
+    monkeypatch.setattr(fmax_record, "load_record", lambda path: {"entries": {histogram.CLOCK_ENTRY: entry}})
+    mhz, text = histogram.clock(99.0, "the proxy")
+    assert mhz == 98.0
+    assert "placed at 98.2 MHz at worst on the ECP5 proxy (seeds 2, 3; seed 1 gave no placement)" in text
+    assert "measured on older gateware" in text and "histogram PE and system themselves were not placed" in text
+    entry.update(fmax_mhz=120.5, seeds={"1": 120.5, "2": 130.0, "3": 125.0})
+    mhz, text = histogram.clock(99.0, "the proxy")
+    assert mhz == 99.0 and text.startswith("the proxy (") and "no placement" not in text
+    monkeypatch.setattr(fmax_record, "load_record", lambda path: {"entries": {}})
+    mhz, text = histogram.clock(99.0, "the proxy")
+    assert mhz == 99.0 and "was never placed" in text
+
+
+def test_histogram_load_is_the_code_store_words_and_a_beat_a_row():
+    from sim import histogram_backend
+    on_chip = histogram_backend.design_for(100, 4, 3, 8)
+    assert histogram.load_cycles(100, on_chip) == 100
+    # isolet in memory: 617 features (624 slots) x 8,192 rows of 8-bit slots in 64-byte words
+    isolet = histogram_backend.design_for(7_797, 617, 26, 8)
+    assert histogram.load_cycles(7_797, isolet) == 624 * 8192 // 64 + 7_797
 
 
 def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
@@ -523,3 +566,58 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
     assert "%|" in captured.err                         # the progress bar
     assert "cocotb" not in captured.out + captured.err  # the simulator's chatter went to the log
     assert "run_jobs passed" in (tmp_path / "compare_sim.log").read_text()
+
+
+def test_a_dataset_on_the_histogram_system_gets_its_time_from_its_own_sample(monkeypatch, tmp_path, capsys):
+    """Without Verilator: iris too large for a shrunk simulated build goes to the histogram
+    system (faked by the model, 1,000 cycles a tree), at 8-bit codes, one PE, no thesis-mode time."""
+    from sim import histogram_backend
+    calls = []
+
+    def fake_train(codes, labels, params, seed, n_trees, *, code_bits, **_):
+        calls.append((codes.shape, int(codes.max()), code_bits, n_trees))
+        return {"trees": model.train_forest(codes, labels, params, seed, n_trees), "train_cycles": 1000 * n_trees,
+                "design": histogram_backend.design_for(*codes.shape, params.n_classes, code_bits)}
+    monkeypatch.setattr(histogram_backend, "train", fake_train)
+    monkeypatch.setattr(compare.builds, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64})
+    assert compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
+                         "--sim-trees", "2", "--sim-histogram-trees", "2", "--jobs", "1", "--clock-mhz", "100",
+                         "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    text = capsys.readouterr().out
+    # fold 0's 75 training rows at 8 bits (rank codes up to 255), two trees simulated
+    assert calls == [((75, 4), calls[0][1], 8, 2)] and 30 < calls[0][1] < 256
+    with open(tmp_path / "compare.csv") as file:
+        row = next(csv.DictReader(file))
+    assert row["hw_engine"] == "histogram" and row["hw_forest_code_bits"] == "8" and row["pe_count"] == "1"
+    # 75 label beats (the codes on the chip) and 3 trees of 1,000 cycles at 100 MHz:
+    assert float(row["hw_forest_ms"]) == pytest.approx(1000 * (75 + 3 * 1000) / 100e6)
+    assert float(row["speedup_vs_onedal_1core"]) == pytest.approx(float(row["fit_dal_forest_1_ms"]) / 0.03075, rel=1e-3)
+    assert row["rtl_equals_model"] == "True" and "hw_thesis_ms" not in row
+    assert "## Forest mode on datasets larger than the simulated build: the histogram PE" in text
+    assert re.search(r"\| iris +\| 1 +\| 100 +\| 0\.03 +\|", text) and "## Thesis mode: training time" not in text
+    # The accuracy is the 8-bit model's: that of estimators fitted with code_bits=8 on the folds.
+    from sw.data import datasets
+    from sw.experiments import cv
+    data = datasets.load("iris")
+    scores = [HardwareForestClassifier(3, code_bits=8, random_state=cv.fold_seed(repeat, fold))
+              .fit(data.X[train], data.y[train]).score(data.X[test], data.y[test])
+              for repeat, fold, train, test in cv.splits(data.X, data.y, 2, range(1))]
+    assert float(row["acc_hw_forest"]) == pytest.approx(100 * np.mean(scores), abs=1e-3)
+
+
+def test_histogram_samples_train_in_verilator_equal_to_the_model(monkeypatch, tmp_path):
+    """The histogram system's sample in Verilator: iris's fold-0 trees (at 6-bit codes, so
+    that tests/sim/test_histogram_backend.py's build serves) node for node as the model's,
+    and its cycles; the log goes where the comparison sends it."""
+    from sklearn.datasets import load_iris
+    monkeypatch.setattr(histogram, "CODE_BITS", 6)
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::2], y[::2]
+    estimator = HardwareForestClassifier(3, code_bits=6, random_state=5).fit(X, y)
+    arguments = compare.parse_arguments(["--datasets", "iris", "--sim-histogram-trees", "2", "--clock-mhz", "50"])
+    samples = histogram.simulate({"iris": {"X": X, "y": y, "hw_forest": estimator}}, arguments)
+    forest = samples["iris"]["forest"]
+    assert forest["equal"] and forest["trees"] == 2 and forest["code_store"] == "chip"
+    # Each tree takes at least a cycle a row of its bootstrap and of each searched node's rows.
+    assert forest["cycles_per_tree"] > forest["one_pass_bound_cycles"] > 75
+    assert forest["load_cycles"] == 75
