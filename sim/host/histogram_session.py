@@ -3,7 +3,7 @@
 Reads a job (a pickle named by the testbench setting ``job``): ``{"train": {"codes",
 "labels", "params", "seed", "n_trees"}}``; runs it through
 :class:`sim.host.histogram_driver.HistogramHostDriver` and writes the result (a pickle
-named by ``result``): the trees and the cycles. An error the accelerator or the driver
+named by ``result``): the trees, the cycles and the memory words the codes' reads took. An error the accelerator or the driver
 reports goes into the result as ``error`` (message and flags), so that the backend raises
 it in the user's process. Progress (the trees done) goes to the file named by
 ``progress``, as :mod:`sim.host.session` writes it.
@@ -23,7 +23,8 @@ async def _train(host, job, result, progress):
     train = job["train"]
     await host.load_dataset(train["codes"], train["labels"])
     trees, cycles = await host.train(train["params"], train["seed"], train["n_trees"], progress=progress)
-    result.update(trees=trees, train_cycles=cycles)
+    memory = host.transport.memory_model      # (None: the codes are on the chip)
+    result.update(trees=trees, train_cycles=cycles, words_read=0 if memory is None else memory.accepted_reads)
 
 
 @cocotb.test()

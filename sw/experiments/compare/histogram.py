@@ -147,6 +147,8 @@ def summary(result, n_trees, estimator, n_rows):
             "cycles_per_tree": result["train_cycles"] / n_trees, "cycles_per_tree_sd": None,
             "load_cycles": load_cycles(n_rows, design), "wall_seconds": result["wall_seconds"],
             "code_store": design.get("code_store", "chip"),
+            # the code store's reads (none with the codes on the chip)
+            "mb_read_per_tree": result.get("words_read", 0) * design.get("code_word_bits", 0) / 8e6 / n_trees,
             "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
             "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
             "one_pass_bound_cycles": statistics.mean(one_pass_bound_cycles(t) for t in estimator.trees_[:n_trees])}

@@ -124,7 +124,13 @@ def _histogram_section(rows):
     if not body:
         return []
     from sim.backend import SIMULATED_DDR4 as memory    # (loads cocotb)
-    first = next(row for row in rows if row.get("hw_engine") == "histogram")
+    histogram_rows = [row for row in rows if "hw_forest_ms" in row and row.get("hw_engine") == "histogram"]
+    header.append("codes read: MB/tree (GB/s)")
+    for line, row in zip(body, histogram_rows):
+        megabytes = row["sim_forest_mb_read_per_tree"]
+        seconds = row["sim_forest_cycles_per_tree"] / (row["clock_mhz"] * 1e6)
+        line.append(f"{megabytes:,.1f} ({megabytes / 1e3 / seconds:.2f})" if megabytes else "- (on the chip)")
+    first = histogram_rows[0]
     stores = sorted({f"{row['dataset']}: {'simulated DDR4' if row['sim_forest_code_store'] == 'memory' else 'the chip'}"
                      for row in rows if row.get("hw_engine") == "histogram"})
     return [
@@ -138,7 +144,8 @@ def _histogram_section(rows):
         f"on the chip only while they take at most half the 10AX115's M20K. The simulated DDR4 "
         f"returns one {memory['word_bits']}-bit word a cycle at most, {memory['memory_latency'][0]} to "
         f"{memory['memory_latency'][1]} cycles after the read (an assumption, not a board's "
-        f"measurement); the cycles per tree include those waits. Modelled HW training time = (load + "
+        f"measurement); the cycles per tree include those waits, and the last column gives the "
+        f"reads' volume and the bandwidth they take at the clock. Modelled HW training time = (load + "
         f"trees x cycles per tree / P) / clock, load = the code store written one word a cycle plus "
         f"a beat a row. **P = {first['pe_count']}: {first['pe_count_source']}** (several side by side "
         f"are not built, so no P of the chip). **Clock {first['clock_mhz']:g} MHz: "

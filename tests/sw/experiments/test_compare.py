@@ -570,14 +570,16 @@ def test_end_to_end_on_iris_in_verilator(monkeypatch, tmp_path, capfd):
 
 def test_a_dataset_on_the_histogram_system_gets_its_time_from_its_own_sample(monkeypatch, tmp_path, capsys):
     """Without Verilator: iris too large for a shrunk simulated build goes to the histogram
-    system (faked by the model, 1,000 cycles a tree), at 8-bit codes, one PE, no thesis-mode time."""
+    system (faked by the model, 1,000 cycles and 64,000 memory words a tree, its codes in
+    memory), at 8-bit codes, one PE, no thesis-mode time."""
     from sim import histogram_backend
     calls = []
 
     def fake_train(codes, labels, params, seed, n_trees, *, code_bits, **_):
         calls.append((codes.shape, int(codes.max()), code_bits, n_trees))
+        design = histogram_backend.design_for(*codes.shape, params.n_classes, code_bits)
         return {"trees": model.train_forest(codes, labels, params, seed, n_trees), "train_cycles": 1000 * n_trees,
-                "design": histogram_backend.design_for(*codes.shape, params.n_classes, code_bits)}
+                "words_read": 64_000 * n_trees, "design": {**design, "code_store": "memory", "code_word_bits": 512}}
     monkeypatch.setattr(histogram_backend, "train", fake_train)
     monkeypatch.setattr(compare.builds, "SIM_DESIGN", {**compare.SIM_DESIGN, "max_rows": 64})
     assert compare.main(["--datasets", "iris", "--folds", "2", "--repeats", "1", "--trees", "3",
@@ -589,9 +591,13 @@ def test_a_dataset_on_the_histogram_system_gets_its_time_from_its_own_sample(mon
     with open(tmp_path / "compare.csv") as file:
         row = next(csv.DictReader(file))
     assert row["hw_engine"] == "histogram" and row["hw_forest_code_bits"] == "8" and row["pe_count"] == "1"
-    # 75 label beats (the codes on the chip) and 3 trees of 1,000 cycles at 100 MHz:
-    assert float(row["hw_forest_ms"]) == pytest.approx(1000 * (75 + 3 * 1000) / 100e6)
-    assert float(row["speedup_vs_onedal_1core"]) == pytest.approx(float(row["fit_dal_forest_1_ms"]) / 0.03075, rel=1e-3)
+    # The store (4 features x 128 rows of 8-bit slots: 8 words of 64 bytes), 75 label beats
+    # and 3 trees of 1,000 cycles at 100 MHz:
+    assert float(row["hw_forest_ms"]) == pytest.approx(1000 * (8 + 75 + 3 * 1000) / 100e6)
+    assert float(row["speedup_vs_onedal_1core"]) == pytest.approx(float(row["fit_dal_forest_1_ms"]) / 0.03083, rel=1e-3)
+    # 64,000 words of 64 bytes a tree: 4.1 MB in 10 microseconds
+    assert float(row["sim_forest_mb_read_per_tree"]) == pytest.approx(4.096)
+    assert re.search(r"\| 4\.1 \(409\.60\) +\|", text)
     assert row["rtl_equals_model"] == "True" and "hw_thesis_ms" not in row
     assert "## Forest mode on datasets larger than the simulated build: the histogram PE" in text
     assert re.search(r"\| iris +\| 1 +\| 100 +\| 0\.03 +\|", text) and "## Thesis mode: training time" not in text
