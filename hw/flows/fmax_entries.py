@@ -5,7 +5,8 @@ The widths come from the measured PE fits in ``docs/pe_fit.json`` (written by
 processing element of each of :data:`PE_DATASETS`, the blocks at the widths they have
 inside the widest of those PEs (:data:`BLOCKS_FROM`), the forest trainer with
 :data:`TRAINER_PES` of them, the inference engine sized for :data:`FOREST_TREES` trees of
-that PE's node count, and the whole forest system.
+that PE's node count, the whole forest system, and the system behind its Avalon-MM
+interfaces (``forest_top``).
 
 Each entry is ``{"design", "parameters", "reductions"}``: the parameters at the
 comparison's widths (complete, over the design's defaults), and the steps tried in turn,
@@ -155,7 +156,7 @@ def _inference_parameters(pe, trees):
 
 def comparison_entries(fits=None):
     """``{entry name: {"design", "parameters", "reductions", "widths_from"}}`` of every build
-    ``make fmax`` places, in placing order (blocks, PEs, trainer, inference, system)."""
+    ``make fmax`` places, in placing order (blocks, PEs, trainer, inference, system, top)."""
     fits = load_pe_fits() if fits is None else fits
     pes = {name: _pe_parameters(fits[name]) for name in PE_DATASETS if name in fits}
     if BLOCKS_FROM not in pes:
@@ -184,6 +185,12 @@ def comparison_entries(fits=None):
     system = {**shared, "traversal_stages": comparison["traversal_stages"]}
     entries[f"forest_system[{BLOCKS_FROM}]"] = {
         "design": "forest_system", "parameters": {**DESIGNS["forest_system"][1], **system},
+        "reductions": _trainer_steps(pe, trees, inference["max_nodes_per_tree"]),
+        "widths_from": BLOCKS_FROM}
+    # The system behind its Avalon-MM interfaces and DMA engines, as a board would hold it
+    # (one clock for bus and core), reduced as the system is.
+    entries[f"forest_top[{BLOCKS_FROM}]"] = {
+        "design": "forest_top", "parameters": {**DESIGNS["forest_top"][1], **system},
         "reductions": _trainer_steps(pe, trees, inference["max_nodes_per_tree"]),
         "widths_from": BLOCKS_FROM}
     return entries

@@ -325,7 +325,12 @@ def test_entries_at_the_comparison_widths():
     entries = comparison_entries(fits)
     assert set(entries) == {"tree_random", "radix_sorter", "inbag_builder", "gini_scanner",
                             "partition_unit", "processing_element[ctg]", "processing_element[cmc]",
-                            "forest_trainer[ctg]", "inference_engine[ctg]", "forest_system[ctg]"}
+                            "forest_trainer[ctg]", "inference_engine[ctg]", "forest_system[ctg]",
+                            "forest_top[ctg]"}
+    # forest_top wraps the system at the system's widths
+    assert {**entries["forest_top[ctg]"]["parameters"], **entries["forest_system[ctg]"]["parameters"]} \
+        == entries["forest_top[ctg]"]["parameters"]
+    assert entries["forest_top[ctg]"]["reductions"] == entries["forest_system[ctg]"]["reductions"]
     for dataset in ("ctg", "cmc"):
         placed = entries[f"processing_element[{dataset}]"]["parameters"]
         assert {**placed, **fits[dataset]["parameters"]} == placed
@@ -339,7 +344,7 @@ def test_entries_at_the_comparison_widths():
     # A reduction to fewer lanes keeps every lane's bank as deep as in the full build (its
     # block RAMs' output multiplexer is a path of its own), and the widths of the rest.
     for name in ("processing_element[ctg]", "processing_element[cmc]", "forest_trainer[ctg]",
-                 "forest_system[ctg]"):
+                 "forest_system[ctg]", "forest_top[ctg]"):
         full = entries[name]["parameters"]
         slots = lane_slots(full["feature_capacity"], 0, full["feature_lanes"])
         assert entries[name]["reductions"], name
@@ -351,7 +356,7 @@ def test_entries_at_the_comparison_widths():
             assert {key: reduced[key] for key in ("max_rows", "max_inbag_rows", "code_bits", "classes")} \
                 == {key: full[key] for key in ("max_rows", "max_inbag_rows", "code_bits", "classes")}
     for entry in entries.values():            # every build is one the design accepts
-        if entry["design"] != "forest_system":    # (the system: its trainer and the engine)
+        if entry["design"] not in ("forest_system", "forest_top"):    # (their trainer and engine)
             DESIGNS[entry["design"]][0](**entry["parameters"])._MustUse__silence = True
     assert list(select(entries, ["processing_element"])) == ["processing_element[ctg]",
                                                              "processing_element[cmc]"]
