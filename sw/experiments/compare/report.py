@@ -150,7 +150,7 @@ def _histogram_section(rows):
         f"a beat a row. **P = {first['pe_count']}: {first['pe_count_source']}** (several side by side "
         f"are not built, so no P of the chip). **Clock {first['clock_mhz']:g} MHz: "
         f"{first['clock_source']}.** The CPU forests timed in this run as the other datasets' "
-        f"(docs/compare.md). cycles/tree: the simulated "
+        f"(docs/compare.md){_background(histogram_rows)}. cycles/tree: the simulated "
         f"training's cycles over its k trees (the system reports no per-tree cycles). No thesis-mode "
         f"time: the thesis-mode PE is the `ForestSystem`'s.",
         "",
@@ -237,8 +237,9 @@ def plot(rows, path):
     top.set_xticks(x, names)
     top.set_ylabel("accuracy difference, points\n(mean, error bar: 1 s.e.)")
     top.legend(fontsize=8, loc="best")
-    top.set_title(f"Forest-mode accuracy against the CPU forests, stratified {rows[0]['folds']}-fold "
-                  f"CV x {rows[0]['repeats']} repeats, same folds")
+    top.set_title(f"Forest-mode accuracy against the CPU forests,\nstratified {rows[0]['folds']}-fold "
+                  f"CV x {rows[0]['repeats']} repeats, same folds"
+                  + ("" if rows[0]["repeats"] > 1 else " (one repeat: no standard error)"))
     timed = [row for row in rows if "hw_forest_ms" in row]
     if not timed:
         bottom.set_axis_off()
