@@ -130,7 +130,8 @@ def parse_arguments(argv=None):
     if arguments.sim_trees > arguments.trees:
         parser.error(f"--sim-trees ({arguments.sim_trees}) must not exceed --trees "
                      f"({arguments.trees})")
-    if arguments.clock_mhz is not None:
+    clock_given = arguments.clock_mhz is not None
+    if clock_given:
         arguments.clock_source = "given with --clock-mhz (a what-if, not a timing result)"
     elif not arguments.no_sim:
         arguments.clock_mhz, arguments.clock_source = builds.proxy_clock()
@@ -158,7 +159,7 @@ def parse_arguments(argv=None):
         parser.error(str(error))
     if arguments.histogram and not arguments.no_sim:
         arguments.histogram_clock = (
-            (arguments.clock_mhz, arguments.clock_source) if arguments.clock_source.startswith("given")
+            (arguments.clock_mhz, arguments.clock_source) if clock_given
             else histogram.clock(arguments.clock_mhz, arguments.clock_source))
     if arguments.pe_count is None and not arguments.no_sim:
         missing = [name for name in arguments.datasets

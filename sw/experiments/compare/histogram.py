@@ -30,7 +30,7 @@ from sw.experiments.compare import builds
 from sw.experiments.compare.hwtime import baseline_columns, one_pass_bound_cycles
 from sw.methods.forest import model
 
-__all__ = ["CODE_BITS", "CLOCK_ENTRY", "PE_COUNT", "fits_comparison_build", "histogram_datasets",
+__all__ = ["CODE_BITS", "CLOCK_ENTRY", "PE_COUNT", "comparison_build_shortfalls", "histogram_datasets",
            "forest_code_bits", "clock", "load_cycles", "simulate", "summary", "columns"]
 
 #: Code bits of the forest trained on the histogram system (its histograms' 256 bins).
@@ -47,8 +47,8 @@ def _fold_shape(name, folds):
             "classes": info.n_classes}
 
 
-def fits_comparison_build(name, folds):
-    """The comparison build's shortfalls for ``name``'s training folds (``["max_rows 6237 >
+def comparison_build_shortfalls(name, folds):
+    """The comparison build's shortfalls for ``name``'s training folds (``["max_rows 6238 >
     2048", ...]``; empty when the build holds them)."""
     return [f"{key} {value} > {builds.SIM_DESIGN[key]}" for key, value in _fold_shape(name, folds).items()
             if value > builds.SIM_DESIGN[key]]
@@ -58,12 +58,12 @@ def histogram_datasets(names, folds, trees, strict=True):
     """``{name: why}`` for the datasets of ``names`` that go to the histogram system (the
     comparison build's shortfalls); for one that neither holds, ``ValueError`` naming the
     limits (``strict``) or nothing (it stays on the golden model at its own code bits)."""
-    from sim import histogram_backend      # (loads cocotb)
     routed = {}
     for name in names:
-        short = fits_comparison_build(name, folds)
+        short = comparison_build_shortfalls(name, folds)
         if not short:
             continue
+        from sim import histogram_backend      # (loads cocotb)
         shape = _fold_shape(name, folds)
         asked = {"rows": shape["max_rows"], "features": shape["feature_capacity"], "classes": shape["classes"],
                  "code_bits": CODE_BITS, "trees": trees}
