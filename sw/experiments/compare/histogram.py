@@ -11,7 +11,8 @@ golden-model forest whose accuracy the comparison reports is trained at that wid
 Modelled time = (load + trees x cycles per tree / P) / clock, with
 
 * load: the code store written into the memory one word a cycle (when the build keeps
-  the codes there) and one beat a row for the labels (or the whole row on the chip);
+  the codes there) and one beat a row for the labels (or the whole row on the chip):
+  :func:`sim.histogram_backend.load_cycles`;
 * cycles per tree: the simulated training's cycles (from the start to the last tree's
   last node) over its trees, the memory reads' waits included;
 * P = 1: the histogram system holds one PE, and how many fit beside each other has not
@@ -22,16 +23,15 @@ Modelled time = (load + trees x cycles per tree / P) / clock, with
 Thesis mode has no hardware time here: the thesis-mode PE is the ``ForestSystem``'s.
 """
 
-import statistics
 import time
 
 from sw.data import datasets
 from sw.experiments.compare import builds
-from sw.experiments.compare.hwtime import baseline_columns, one_pass_bound_cycles
-from sw.methods.forest import model
+from sw.experiments.compare.hwtime import baseline_columns, modelled_seconds
+from sw.experiments.compare.simulate import tree_columns
 
 __all__ = ["CODE_BITS", "CLOCK_ENTRY", "PE_COUNT", "comparison_build_shortfalls", "histogram_datasets",
-           "forest_code_bits", "clock", "load_cycles", "simulate", "summary", "columns"]
+           "forest_code_bits", "clock", "simulate", "summary", "columns"]
 
 #: Code bits of the forest trained on the histogram system (its histograms' 256 bins).
 CODE_BITS = 8
@@ -111,12 +111,6 @@ def clock(proxy_mhz, proxy_source):
     return float(record["clock_mhz"]), text
 
 
-def load_cycles(n_rows, design):
-    """The load's cycles (:func:`sim.histogram_backend.load_cycles`)."""
-    from sim import histogram_backend      # (loads cocotb)
-    return histogram_backend.load_cycles(n_rows, design)
-
-
 def simulate(firsts, arguments, progress=lambda name: None):
     """Train every dataset's first ``arguments.sim_histogram_trees`` forest-mode trees of fold
     0 on the simulated histogram system (``firsts``: name -> fold-0 data and fitted models);
@@ -140,18 +134,15 @@ def simulate(firsts, arguments, progress=lambda name: None):
 def summary(result, n_trees, estimator, n_rows):
     """A simulated sample's columns (as :func:`sw.experiments.compare.simulate.sample_summary`'s;
     the histogram system reports the training's cycles only, so no spread over trees)."""
-    equal = [model.trees_equal(got, expected) for got, expected in zip(result["trees"], estimator.trees_)]
+    from sim import histogram_backend      # (loads cocotb)
     design = result["design"]
-    return {"trees": n_trees, "equal": len(equal) == n_trees and all(equal), "sort_cycles": 0,
+    return {"trees": n_trees, **tree_columns(result["trees"], estimator, n_trees), "sort_cycles": 0,
             "train_cycles": result["train_cycles"], "overhead_cycles": 0,
             "cycles_per_tree": result["train_cycles"] / n_trees, "cycles_per_tree_sd": None,
-            "load_cycles": load_cycles(n_rows, design), "wall_seconds": result["wall_seconds"],
+            "load_cycles": histogram_backend.load_cycles(n_rows, design), "wall_seconds": result["wall_seconds"],
             "code_store": design.get("code_store", "chip"),
             # the code store's reads (none with the codes on the chip)
-            "mb_read_per_tree": result.get("words_read", 0) * design.get("code_word_bits", 0) / 8e6 / n_trees,
-            "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
-            "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
-            "one_pass_bound_cycles": statistics.mean(one_pass_bound_cycles(t) for t in estimator.trees_[:n_trees])}
+            "mb_read_per_tree": result.get("words_read", 0) * design.get("code_word_bits", 0) / 8e6 / n_trees}
 
 
 def columns(row, samples, arguments):
@@ -162,8 +153,7 @@ def columns(row, samples, arguments):
     row.update(hw_engine="histogram", pe_count=PE_COUNT, pe_count_source="the histogram system's one PE",
                clock_mhz=clock_mhz, clock_source=source, code_bits=CODE_BITS)
     row.update({f"sim_forest_{key}": value for key, value in forest.items()})
-    cycles = forest["load_cycles"] + arguments.trees * forest["cycles_per_tree"] / PE_COUNT
-    row["hw_forest_ms"] = 1000 * cycles / (clock_mhz * 1e6)
+    row["hw_forest_ms"] = 1000 * modelled_seconds(forest, arguments.trees, PE_COUNT, clock_mhz * 1e6)
     row.update(baseline_columns(row))
     row.update(cycles_per_tree=forest["cycles_per_tree"], one_pass_bound_cycles=forest["one_pass_bound_cycles"],
                cycles_over_one_pass_bound=forest["cycles_per_tree"] / forest["one_pass_bound_cycles"],

@@ -76,11 +76,16 @@ def accuracy_table(rows):
     return header, body
 
 
+def _timed(rows, engine):
+    """The rows with a modelled time that ``engine`` trained ("system" or "histogram")."""
+    return [row for row in rows if "hw_forest_ms" in row and row.get("hw_engine", "system") == engine]
+
+
 def time_table(rows, engine="system"):
     """Header and rows of the forest-mode training-time table (strings) of the datasets
     trained on ``engine`` ("system": the ``ForestSystem``, "histogram": the histogram
     system); empty without simulation."""
-    rows = [row for row in rows if "hw_forest_ms" in row and row.get("hw_engine", "system") == engine]
+    rows = _timed(rows, engine)
     header = ["dataset", "P", "clock MHz", "HW forest ms", "sklearn 1 core / all ms",
               "oneDAL 1 core / all ms", "speed-up vs sklearn 1 core / all",
               "speed-up vs oneDAL 1 core / all", "fastest CPU (1 core)", "CPU cores replaced",
@@ -124,7 +129,7 @@ def _histogram_section(rows):
     if not body:
         return []
     from sim.backend import SIMULATED_DDR4 as memory    # (loads cocotb)
-    histogram_rows = [row for row in rows if "hw_forest_ms" in row and row.get("hw_engine") == "histogram"]
+    histogram_rows = _timed(rows, "histogram")
     header.append("codes read: MB/tree (GB/s)")
     for line, row in zip(body, histogram_rows):
         megabytes = row["sim_forest_mb_read_per_tree"]
@@ -132,7 +137,7 @@ def _histogram_section(rows):
         line.append(f"{megabytes:,.1f} ({megabytes / 1e3 / seconds:.2f})" if megabytes else "- (on the chip)")
     first = histogram_rows[0]
     stores = sorted({f"{row['dataset']}: {'simulated DDR4' if row['sim_forest_code_store'] == 'memory' else 'the chip'}"
-                     for row in rows if row.get("hw_engine") == "histogram"})
+                     for row in histogram_rows})
     return [
         "## Forest mode on datasets larger than the simulated build: the histogram PE",
         "",

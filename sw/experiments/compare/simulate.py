@@ -23,17 +23,27 @@ def sample_job(estimator, X_train, y_train, n_trees):
             "params": estimator.training_parameters_, "seed": estimator.seed_, "n_trees": n_trees}
 
 
+def tree_columns(trees, estimator, n_trees):
+    """Of a sample of ``n_trees`` simulated ``trees``: whether each equals the golden model's
+    (``estimator.trees_``), the nodes per tree of the sample and of the whole forest, and the
+    sample's mean one-pass bound."""
+    equal = [model.trees_equal(got, expected) for got, expected in zip(trees, estimator.trees_[:n_trees])]
+    return {"equal": len(equal) == n_trees and all(equal),
+            "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
+            "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
+            "one_pass_bound_cycles": statistics.mean(
+                one_pass_bound_cycles(t) for t in estimator.trees_[:n_trees])}
+
+
 def sample_summary(result, job, estimator):
     """Cycles of a simulated sample, and whether every tree equals the golden model's."""
     n_trees = job["n_trees"]
-    equal = [model.trees_equal(got, expected)
-             for got, expected in zip(result["trees"], estimator.trees_[:n_trees])]
     tree_cycles = np.array(result["tree_cycles"], dtype=float)
     if result["design"]["pe_count"] > 1:   # trees overlapped: only the mean is known
         tree_cycles = np.full(n_trees, (result["train_cycles"] - result["sort_cycles"])
                               * result["design"]["pe_count"] / n_trees)
     overhead = result["train_cycles"] - result["sort_cycles"] - tree_cycles.sum()
-    return {"trees": n_trees, "equal": len(equal) == n_trees and all(equal),
+    return {"trees": n_trees, **tree_columns(result["trees"], estimator, n_trees),
             "sort_cycles": result["sort_cycles"], "train_cycles": result["train_cycles"],
             "overhead_cycles": max(0.0, float(overhead)),
             "cycles_per_tree": tree_cycles.mean(), "cycles_per_tree_sd": tree_cycles.std(),
@@ -42,10 +52,6 @@ def sample_summary(result, job, estimator):
             "load_cycles": load_cycles(job["codes"].shape, result["design"]),
             "rotor_wait_cycles": rotor_wait_cycles(job, result["design"]),
             "wall_seconds": result["wall_seconds"],
-            "nodes_per_tree": statistics.mean(t.n_nodes for t in estimator.trees_[:n_trees]),
-            "nodes_per_tree_forest": statistics.mean(t.n_nodes for t in estimator.trees_),
-            "one_pass_bound_cycles": statistics.mean(
-                one_pass_bound_cycles(t) for t in estimator.trees_[:n_trees]),
             # Distinct in-bag rows (the root's rows) of every tree of the modelled forest.
             "inbag_rows_max": max(int(t.n_rows[0]) for t in estimator.trees_)}
 

@@ -190,10 +190,10 @@ def test_the_histogram_pe_clock_is_the_pass_engines_placement_below_the_proxy_cl
 def test_histogram_load_is_the_code_store_words_and_a_beat_a_row():
     from sim import histogram_backend
     on_chip = histogram_backend.design_for(100, 4, 3, 8)
-    assert histogram.load_cycles(100, on_chip) == 100
+    assert histogram_backend.load_cycles(100, on_chip) == 100
     # isolet in memory: 617 features (624 slots) x 8,192 rows of 8-bit slots in 64-byte words
     isolet = histogram_backend.design_for(7_797, 617, 26, 8)
-    assert histogram.load_cycles(7_797, isolet) == 624 * 8192 // 64 + 7_797
+    assert histogram_backend.load_cycles(7_797, isolet) == 624 * 8192 // 64 + 7_797
 
 
 def test_default_datasets_are_the_thesis_six_or_the_bundled_three(monkeypatch):
