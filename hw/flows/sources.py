@@ -4,12 +4,17 @@ measurement of a design (an Fmax entry, ``hw.flows.fmax_record``) or its Verilog
 
 import ast
 import hashlib
+import threading
 from pathlib import Path
 
 __all__ = ["PROJECT_ROOT", "design_sources", "design_digest"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _PROJECT_PACKAGES = ("hw", "sw")
+#: CPython 3.11's ``ast.parse`` is not safe in two threads at once ("SystemError: AST
+#: constructor recursion depth mismatch", seen when ``sw.experiments.pe_fit --jobs 3``
+#: digested the sources in its worker threads): one parse at a time.
+_PARSE_LOCK = threading.Lock()
 
 
 def _gateware_files(root):
@@ -33,7 +38,9 @@ def _imported_modules(path, name):
     ``name``) imports."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    with _PARSE_LOCK:
+        tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
