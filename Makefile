@@ -160,11 +160,14 @@ baselines: $(STAMP) ## every host-library method beside the HW forest: results/b
 
 # CI runs make test. Tests marked long (simulations of minutes each, the checks of a shorter
 # test on a bigger build, more PEs or a longer forest) skip unless HWFOREST_LONG_SIMS=1.
-test: $(STAMP) ## the test suite (pytest, Verilator simulations included, long ones skipped); PYTEST_ARGS passes options
-	$(VPY) -m pytest $(PYTEST_ARGS)
+# The suite runs on every core (pytest-xdist), a test file per worker at a time
+# (tests/conftest.py schedules them); PYTEST_ARGS="-n 0" runs it in one process.
+PARALLEL = -n auto
+test: $(STAMP) ## the test suite (pytest on every core, Verilator simulations included, long ones skipped); PYTEST_ARGS passes options
+	$(VPY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 test-long: $(STAMP) ## only the long simulations make test skips (HWFOREST_LONG_SIMS=1 pytest -m long)
-	HWFOREST_LONG_SIMS=1 $(VPY) -m pytest -m long $(PYTEST_ARGS)
+	HWFOREST_LONG_SIMS=1 $(VPY) -m pytest $(PARALLEL) -m long $(PYTEST_ARGS)
 
 clean: ## remove build/, results/ and pytest caches
 	rm -rf $(BUILD) results .pytest_cache

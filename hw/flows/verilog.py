@@ -6,6 +6,7 @@ Every design and its default parameters come from the catalogue, :mod:`hw.design
 import argparse
 import hashlib
 import json
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -45,10 +46,18 @@ def write_verilog(base, out_dir, parameters=None):
         return path, name
     text = verilog.convert(component(base, parameters), name=name, emit_src=False)
     out_dir.mkdir(parents=True, exist_ok=True)
+    # Written under another name and renamed: a process reading the file (another test
+    # worker's simulator build) sees the old text or the new one, never half of it.
     if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    stamp_path.write_text(stamp)
+        _replace(path, text)
+    _replace(stamp_path, stamp)
     return path, name
+
+
+def _replace(path, text):
+    temporary = path.with_name(f"{path.name}.{os.getpid()}")
+    temporary.write_text(text)
+    os.replace(temporary, path)
 
 
 def main(argv=None):
