@@ -17,7 +17,7 @@ from hw.designs import DESIGNS, component, design_name
 from hw.flows.cli import check_designs
 from hw.flows.sources import design_digest
 
-__all__ = ["write_verilog", "main"]
+__all__ = ["write_verilog", "write_text_atomically", "main"]
 
 
 def _stamp(base, parameters):
@@ -49,12 +49,14 @@ def write_verilog(base, out_dir, parameters=None):
     # Written under another name and renamed: a process reading the file (another test
     # worker's simulator build) sees the old text or the new one, never half of it.
     if not path.exists() or path.read_text() != text:
-        _replace(path, text)
-    _replace(stamp_path, stamp)
+        write_text_atomically(path, text)
+    write_text_atomically(stamp_path, stamp)
     return path, name
 
 
-def _replace(path, text):
+def write_text_atomically(path, text):
+    """Write ``text`` to ``path`` under another name and rename it: readers in other
+    processes see the old text or the new one, never part of it."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}")
     temporary.write_text(text)
     os.replace(temporary, path)

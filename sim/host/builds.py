@@ -15,17 +15,17 @@ whose Verilator folder still exists count).
 """
 
 import json
-import os
 from pathlib import Path
 
 from hw.designs import DESIGNS, design_name, system_for_dataset
+from hw.flows.verilog import write_text_atomically
 from hw.pe import LIMITS as PE_LIMITS
 from hw.trainer import LIMITS as TRAINER_LIMITS
 from sim import runner
 from sw.methods.forest.model import inbag_row_count
 
 __all__ = ["LIMITS", "VERILOG_LINES", "verilog_lines", "check_capacity", "check_job", "design_for", "shortfall",
-           "choose_design", "record_build", "known_builds", "build_folder"]
+           "choose_design", "record_build", "known_builds", "build_folder", "host_build_folders"]
 
 #: Lines of Verilog a ``ForestSystem`` build elaborates to, about ``base + pe_count * (per_pe
 #: + per_pe_row * max_rows) + per_cell * max_rows * feature_capacity`` (memories are written
@@ -133,6 +133,12 @@ def build_folder(design, toplevel="forest_system"):
     return runner.BUILD_ROOT / "sim" / f"{design_name(toplevel, parameters)}_ports"
 
 
+def host_build_folders():
+    """Every Verilator folder the host backends built (``*_ports``; block testbenches
+    build with every signal visible, into folders without the suffix)."""
+    return set((runner.BUILD_ROOT / "sim").glob("*_ports"))
+
+
 #: The file listing the builds made for each top-level design the backend drives.
 _REGISTRIES = {"forest_system": "backend_builds.json", "histogram_system": "histogram_builds.json"}
 
@@ -157,9 +163,7 @@ def record_build(design, toplevel="forest_system"):
         return
     path = _registry(toplevel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps([*designs, dict(design)], indent=1, sort_keys=True))
-    os.replace(temporary, path)
+    write_text_atomically(path, json.dumps([*designs, dict(design)], indent=1, sort_keys=True))
 
 
 def choose_design(codes, params, n_trees, seed, *, pe_count=2, feature_lanes=8, code_bits=16):

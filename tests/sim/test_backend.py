@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sim import backend, runner
-from sim.host.builds import build_folder
+from sim.host.builds import build_folder, host_build_folders
 from sw.methods.forest.estimator import HardwareForestClassifier
 from sw.methods.forest.model import TrainingParameters, forest_votes, train_forest
 
@@ -77,7 +77,7 @@ def test_a_tree_deeper_than_the_build_raises_the_flag_and_limit_with_the_log_kep
 
 
 def test_fits_of_other_sizes_share_one_build_and_predict_does_not_train(tiny, monkeypatch, capfd):
-    folders = _host_builds()
+    folders = host_build_folders()
     built = tiny.stat().st_mtime_ns
     rng = np.random.default_rng(4)
     settings = {"n_estimators": 4, "max_depth": 3, "random_state": 11}
@@ -89,7 +89,7 @@ def test_fits_of_other_sizes_share_one_build_and_predict_does_not_train(tiny, mo
     X2, y2 = rng.random((44, 4)), rng.integers(0, 3, 44)
     second = HardwareForestClassifier(backend="sim", verbose=0, **settings).fit(X2, y2)
     assert first.sim_design_ == second.sim_design_ == TINY
-    assert _host_builds() == folders and tiny.stat().st_mtime_ns == built
+    assert host_build_folders() == folders and tiny.stat().st_mtime_ns == built
     reference = HardwareForestClassifier(backend="model", **settings).fit(X2, y2)
     for got, want in zip(second.trees_, reference.trees_):
         assert np.array_equal(got.feature, want.feature) and np.array_equal(got.class_counts, want.class_counts)
@@ -136,9 +136,3 @@ def test_a_forest_the_build_cannot_hold_is_refused_before_simulating(tmp_path, m
         backend.predict(shallow, np.array([[300, 0, 0]]), TINY)
     assert not any(tmp_path.iterdir())
 
-
-def _host_builds():
-    """The host sessions' Verilator folders (``*_ports``): only the host backends make
-    them, and their test files run on one worker (tests/conftest.py), so other workers'
-    builds do not change this set."""
-    return set((runner.BUILD_ROOT / "sim").glob("*_ports"))

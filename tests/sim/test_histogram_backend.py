@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sim import histogram_backend, runner
+from sim.host.builds import host_build_folders
 from sim.host.errors import AcceleratorError
 from sw.methods.forest.estimator import HardwareForestClassifier, _sim_engine
 from sw.methods.forest.model import TrainingParameters, train_forest
@@ -63,14 +64,14 @@ def test_histogram_fits_equal_the_model_share_one_build_and_say_how_they_predict
         for field in ("feature", "threshold_code", "left_child", "class_counts", "n_rows", "depth"):
             assert np.array_equal(getattr(got, field), getattr(want, field)), field
     assert np.array_equal(fitted.predict_proba(X), expected.predict_proba(X))
-    folders = _host_builds()
+    folders = host_build_folders()
     # Fewer rows, another seed: the same build serves (nothing new under the build folder).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         second = HardwareForestClassifier(backend="sim", sim_engine="histogram",
                                           **{**settings, "random_state": 12}).fit(X[:50], y[:50])
     assert second.sim_design_ == fitted.sim_design_
-    assert _host_builds() == folders
+    assert host_build_folders() == folders
     reference = HardwareForestClassifier(**{**settings, "random_state": 12}).fit(X[:50], y[:50])
     assert [tree.n_nodes for tree in second.trees_] == [tree.n_nodes for tree in reference.trees_]
     printed = capfd.readouterr()
@@ -120,9 +121,3 @@ def test_built_at_is_none_for_a_build_never_made_and_the_digest_time_once_made(t
     (folder / "verilog.sha1").write_text("0" * 40)
     assert histogram_backend.built_at(design) == (folder / "verilog.sha1").stat().st_mtime_ns
 
-
-def _host_builds():
-    """The host sessions' Verilator folders (``*_ports``): only the host backends make
-    them, and their test files run on one worker (tests/conftest.py), so other workers'
-    builds do not change this set."""
-    return set((runner.BUILD_ROOT / "sim").glob("*_ports"))
